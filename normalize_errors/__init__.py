@@ -1,0 +1,134 @@
+"""normalize-errors: every way a language-model call can fail, as one typed error.
+
+The error is the *agent harness error* of draft-ouchi-agent-harness-errors: a Problem
+Details (RFC 9457) object with a registered ``code`` such as ``upstream.rate_limited``,
+raised as a typed exception (``UpstreamRateLimitedError``) and carried over HTTP, JSON-RPC
+and the other bindings.
+
+Importing this package imports no third-party module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._redact import redact
+from ._registry import (
+    CATEGORIES,
+    CODES,
+    IANA_TYPE,
+    PRE_REGISTRATION_TYPE,
+    Advice,
+    CodeInfo,
+    Origin,
+)
+from .exceptions import (
+    ApprovalDeniedError,
+    BudgetExceededError,
+    ContentFilteredError,
+    ContextCompactionFailedError,
+    ContextError,
+    ContextWindowExceededError,
+    EmptyOutputError,
+    GuardrailTriggeredError,
+    HarnessError,
+    HarnessFaultError,
+    HarnessInternalError,
+    InvalidToolArgumentsError,
+    Limit,
+    Location,
+    LoopError,
+    MalformedOutputError,
+    MaximumTurnsExceededError,
+    ModelRefusalError,
+    OutputError,
+    OutputRetriesExhaustedError,
+    OutputSchemaViolationError,
+    OutputTruncatedError,
+    PolicyError,
+    ProblemFormatError,
+    RemoteAgentFailedError,
+    RepetitionDetectedError,
+    RunCancelledError,
+    RunTimeoutError,
+    SandboxViolationError,
+    ToolError,
+    ToolExecutionFailedError,
+    ToolNotAvailableError,
+    ToolPermissionDeniedError,
+    ToolTimeoutError,
+    UnknownToolRequestedError,
+    UpstreamAuthenticationFailedError,
+    UpstreamError,
+    UpstreamInvalidRequestError,
+    UpstreamInvalidResponseError,
+    UpstreamOverloadedError,
+    UpstreamRateLimitedError,
+    UpstreamUnavailableError,
+    class_for_code,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "CODES",
+    "IANA_TYPE",
+    "PRE_REGISTRATION_TYPE",
+    "Advice",
+    "ApprovalDeniedError",
+    "BudgetExceededError",
+    "CodeInfo",
+    "ContentFilteredError",
+    "ContextCompactionFailedError",
+    "ContextError",
+    "ContextWindowExceededError",
+    "EmptyOutputError",
+    "GuardrailTriggeredError",
+    "HarnessError",
+    "HarnessFaultError",
+    "HarnessInternalError",
+    "InvalidToolArgumentsError",
+    "Limit",
+    "Location",
+    "LoopError",
+    "MalformedOutputError",
+    "MaximumTurnsExceededError",
+    "ModelRefusalError",
+    "Origin",
+    "OutputError",
+    "OutputRetriesExhaustedError",
+    "OutputSchemaViolationError",
+    "OutputTruncatedError",
+    "PolicyError",
+    "ProblemFormatError",
+    "RemoteAgentFailedError",
+    "RepetitionDetectedError",
+    "RunCancelledError",
+    "RunTimeoutError",
+    "SandboxViolationError",
+    "ToolError",
+    "ToolExecutionFailedError",
+    "ToolNotAvailableError",
+    "ToolPermissionDeniedError",
+    "ToolTimeoutError",
+    "UnknownToolRequestedError",
+    "UpstreamAuthenticationFailedError",
+    "UpstreamError",
+    "UpstreamInvalidRequestError",
+    "UpstreamInvalidResponseError",
+    "UpstreamOverloadedError",
+    "UpstreamRateLimitedError",
+    "UpstreamUnavailableError",
+    "class_for_code",
+    "redact",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("normalize-errors")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            return "0+unknown"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

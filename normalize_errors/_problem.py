@@ -1,0 +1,219 @@
+"""Reading a received harness error object: validation member by member.
+
+Every failure raises ``ProblemFormatError`` with the JSON Pointer of the offending member.
+Integral floats are accepted where the draft asks for integers, because some carriers
+(A2A data parts) turn every number into a float. ``causes`` nested deeper than
+``MAX_CAUSE_DEPTH`` are cut to their innermost entry, which is read without its own causes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+from ._registry import CODE_PATTERN, TYPE_URIS
+from .exceptions import (
+    MAX_CAUSE_DEPTH,
+    MAX_CAUSES,
+    MEMBERS,
+    HarnessError,
+    ProblemFormatError,
+    class_for_code,
+)
+
+__all__ = ["parse", "parse_json"]
+
+ORIGINS: Final = frozenset({"model", "harness", "tool", "upstream", "user"})
+_KNOWN: Final = frozenset(MEMBERS)
+
+
+def parse_json(text: str | bytes) -> HarnessError:
+    """Parse JSON text into a harness error; see ``HarnessError.from_json``."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, too deep
+        raise ProblemFormatError("", f"not JSON ({type(exc).__name__})") from None
+    except TypeError:
+        raise ProblemFormatError("", "not JSON text") from None
+    return parse(obj)
+
+
+def parse(obj: Any) -> HarnessError:
+    """Validate ``obj`` and build its typed error; see ``HarnessError.from_dict``."""
+    return _parse(obj, "", 0)
+
+
+def _parse(obj: Any, at: str, depth: int) -> HarnessError:
+    if not isinstance(obj, dict):
+        raise ProblemFormatError(at, "expected an object")
+    code = obj.get("code")
+    if not isinstance(code, str):
+        raise ProblemFormatError(f"{at}/code", "required, a string")
+    if not CODE_PATTERN.fullmatch(code):
+        raise ProblemFormatError(f"{at}/code", "expected category.name in lower case")
+    type_uri = _text(obj, "type", at)
+    if type_uri is not None and type_uri not in TYPE_URIS:
+        raise ProblemFormatError(f"{at}/type", "not the agent harness error problem type")
+    origin = _text(obj, "origin", at)
+    if origin is not None and origin not in ORIGINS:
+        raise ProblemFormatError(f"{at}/origin", "expected one of " + ", ".join(sorted(ORIGINS)))
+    retry_after = obj.get("retry_after")
+    if retry_after is not None and not _non_negative(retry_after):
+        raise ProblemFormatError(f"{at}/retry_after", "expected a finite number >= 0")
+    status = obj.get("status")
+    if status is not None and (_integer(status) is None or not 100 <= status <= 599):
+        raise ProblemFormatError(f"{at}/status", "expected an HTTP status code")
+    members: dict[str, Any] = {
+        "code": code,
+        "title": _text(obj, "title", at),
+        "instance": _text(obj, "instance", at),
+        "origin": origin,
+        "retryable": _flag(obj, "retryable", at),
+        "model_recoverable": _flag(obj, "model_recoverable", at),
+        "model_feedback": _text(obj, "model_feedback", at),
+        "retry_after": retry_after,
+        "attempts": _count(obj, "attempts", at),
+        "max_attempts": _count(obj, "max_attempts", at),
+        "limit": _limit(obj.get("limit"), f"{at}/limit"),
+        "location": _location(obj.get("location"), f"{at}/location"),
+        "upstream": _upstream(obj.get("upstream"), f"{at}/upstream"),
+        "causes": _causes(obj.get("causes"), f"{at}/causes", depth),
+        "extensions": {k: v for k, v in obj.items() if k not in _KNOWN},
+        "untrusted": True,
+    }
+    err = class_for_code(code)(_text(obj, "detail", at), **members)
+    # Keep the object as received: no title, type or origin filled in from the registry.
+    err._type = type_uri
+    err._title = members["title"]
+    err._origin = origin  # type: ignore[assignment]  # checked against ORIGINS above
+    err.status = None if status is None else int(status)
+    return err
+
+
+def _text(obj: dict[str, Any], name: str, at: str) -> str | None:
+    value = obj.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ProblemFormatError(f"{at}/{name}", "expected a string")
+    return value
+
+
+def _flag(obj: dict[str, Any], name: str, at: str) -> bool | None:
+    value = obj.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise ProblemFormatError(f"{at}/{name}", "expected true or false")
+    return value
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _non_negative(value: Any) -> bool:
+    return _number(value) and value >= 0
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _count(obj: dict[str, Any], name: str, at: str) -> int | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    number = _integer(value)
+    if number is None or number < 0:
+        raise ProblemFormatError(f"{at}/{name}", "expected an integer >= 0")
+    return number
+
+
+def _object(value: Any, at: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ProblemFormatError(at, "expected an object")
+    return value
+
+
+def _limit(value: Any, at: str) -> dict[str, Any] | None:
+    limit = _object(value, at)
+    if limit is None:
+        return None
+    if not isinstance(limit.get("name"), str):
+        raise ProblemFormatError(f"{at}/name", "required, a string")
+    if not _number(limit.get("value")):
+        raise ProblemFormatError(f"{at}/value", "required, a number")
+    if "observed" in limit and not _number(limit["observed"]):
+        raise ProblemFormatError(f"{at}/observed", "expected a number")
+    if "unit" in limit and not isinstance(limit["unit"], str):
+        raise ProblemFormatError(f"{at}/unit", "expected a string")
+    return limit
+
+
+def _location(value: Any, at: str) -> dict[str, Any] | None:
+    location = _object(value, at)
+    if location is None:
+        return None
+    for name in ("run_id", "tool_name", "tool_call_id", "pointer"):
+        if name in location and not isinstance(location[name], str):
+            raise ProblemFormatError(f"{at}/{name}", "expected a string")
+    if "turn" in location:
+        turn = _integer(location["turn"])
+        if turn is None or turn < 1:
+            raise ProblemFormatError(f"{at}/turn", "expected an integer >= 1")
+        if turn is not location["turn"]:
+            location = {**location, "turn": turn}
+    pointer = location.get("pointer")
+    if pointer is not None and not _is_json_pointer(pointer):
+        raise ProblemFormatError(f"{at}/pointer", "expected a JSON Pointer (RFC 6901)")
+    return location
+
+
+def _is_json_pointer(text: str) -> bool:
+    if text and not text.startswith("/"):
+        return False
+    index = text.find("~")
+    while index != -1:
+        if text[index + 1 : index + 2] not in ("0", "1"):
+            return False
+        index = text.find("~", index + 1)
+    return True
+
+
+def _upstream(value: Any, at: str) -> dict[str, Any] | None:
+    upstream = _object(value, at)
+    if upstream is None:
+        return None
+    for name in ("provider", "code", "stop_reason"):
+        if name in upstream and not isinstance(upstream[name], str):
+            raise ProblemFormatError(f"{at}/{name}", "expected a string")
+    if "status" in upstream and _integer(upstream["status"]) is None:
+        raise ProblemFormatError(f"{at}/status", "expected an integer")
+    return upstream
+
+
+def _causes(value: Any, at: str, depth: int) -> list[HarnessError]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProblemFormatError(at, "expected an array")
+    items = list(enumerate(value))
+    if len(items) > MAX_CAUSES:
+        items = [*items[: MAX_CAUSES - 1], items[-1]]
+    if depth + 1 >= MAX_CAUSE_DEPTH:
+        # Too deep: keep only the innermost entry, read without its own causes.
+        index, leaf = items[-1]
+        path = f"{at}/{index}"
+        while isinstance(leaf, dict) and isinstance(leaf.get("causes"), list) and leaf["causes"]:
+            path = f"{path}/causes/{len(leaf['causes']) - 1}"
+            leaf = leaf["causes"][-1]
+        if isinstance(leaf, dict) and "causes" in leaf:
+            leaf = {k: v for k, v in leaf.items() if k != "causes"}
+        return [_parse(leaf, path, depth + 1)]
+    return [_parse(item, f"{at}/{index}", depth + 1) for index, item in items]

@@ -1,0 +1,253 @@
+"""Rules shared by every provider: headers, retry hints, bodies, statuses.
+
+Adapters translate what a vendor said into facts; the decisions that do not depend on the
+vendor live here, once: header lower-casing, ``Retry-After`` (delta-seconds or HTTP-date),
+``retry-after-ms``, duration strings (``7s``, ``1.5s``, ``6m0s``, ``120ms``), reading a body
+of any shape, an HTML page's title, and the code an HTTP status means when nothing more
+specific is known.
+
+Nothing here raises: malformed input gives ``None`` or a neutral value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "MAX_JSON",
+    "MAX_MESSAGE",
+    "body_text",
+    "header",
+    "html_title",
+    "lower_headers",
+    "parse_body",
+    "parse_duration",
+    "retry_after",
+    "short",
+    "status_code",
+]
+
+MAX_JSON: Final = 1 << 20
+"""Bodies longer than this (in characters) are not parsed as JSON."""
+MAX_MESSAGE: Final = 2048
+"""Vendor messages are cut to this length before any pattern looks at them."""
+_MAX_HEADERS: Final = 256
+_MAX_HEADER_VALUE: Final = 1024
+
+
+def lower_headers(headers: Any) -> dict[str, str]:
+    """A plain dict of ``headers`` with lower-case names; never raises.
+
+    Accepts a mapping (``httpx.Headers``, ``httpx2.Headers``, a dict, a genai wrapper's dict),
+    a list of pairs, or ``None``. Values that are lists (vcrpy) give their first item.
+    """
+    if not headers:
+        return {}
+    out: dict[str, str] = {}
+    try:
+        items = headers.items() if hasattr(headers, "items") else headers
+        for count, pair in enumerate(items):
+            if count >= _MAX_HEADERS:
+                break
+            try:
+                name, value = pair
+            except (TypeError, ValueError):
+                continue
+            if isinstance(value, (list, tuple)):
+                value = value[0] if value else ""
+            if isinstance(name, bytes):
+                name = name.decode("latin-1")
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            if isinstance(name, str) and isinstance(value, (str, int, float)):
+                out[name.lower()] = str(value)[:_MAX_HEADER_VALUE]
+    except Exception:  # a hostile headers object
+        return out
+    return out
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of a header from a ``lower_headers`` dict (``name`` in lower case)."""
+    return headers.get(name)
+
+
+_SECONDS: Final = re.compile(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*")
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait according to ``retry-after-ms`` or ``Retry-After``, or ``None``.
+
+    ``retry-after-ms`` (milliseconds, as OpenAI and Anthropic send) wins over
+    ``Retry-After`` (delta-seconds, fractions accepted, or an HTTP-date; a date in the past
+    gives 0). Malformed, negative or non-finite values are ignored. ``headers`` must have
+    lower-case names (see ``lower_headers``).
+    """
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        match = _SECONDS.fullmatch(ms)
+        if match is not None:
+            return float(match.group(1)) / 1000.0
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    match = _SECONDS.fullmatch(value)
+    if match is not None:
+        return float(match.group(1))
+    return _http_date_delay(value, now)
+
+
+def _http_date_delay(value: str, now: float | None) -> float | None:
+    if len(value) > 64 or not any(ch.isalpha() for ch in value):
+        return None
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if not math.isfinite(when):
+        return None
+    delay = when - (time.time() if now is None else now)
+    return max(0.0, round(delay, 3))
+
+
+_DURATION_PART: Final = re.compile(r"(\d{1,12}(?:\.\d{1,9})?)(ms|h|m|s)")
+
+
+def parse_duration(text: Any) -> float | None:
+    """Seconds in a duration string: ``"7s"``, ``"1.5s"``, ``"6m0s"``, ``"120ms"``, ``"2h"``.
+
+    Handles protobuf ``Duration`` strings (Gemini's ``RetryInfo.retryDelay``) and the reset
+    values of OpenAI's rate-limit headers. Anything else gives ``None``.
+    """
+    if not isinstance(text, str) or not text or len(text) > 64:
+        return None
+    total = 0.0
+    pos = 0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != pos:
+            return None
+        number, unit = float(match.group(1)), match.group(2)
+        total += number * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+        pos = match.end()
+    if pos != len(text) or pos == 0:
+        return None
+    return total
+
+
+def body_text(body: Any, limit: int = MAX_JSON) -> str:
+    """``body`` as text: bytes are decoded as UTF-8 (bad bytes replaced); never raises."""
+    if body is None:
+        return ""
+    if isinstance(body, str):
+        return body[:limit] if len(body) > limit else body
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body[: limit * 4]).decode("utf-8", "replace")[:limit]
+    try:
+        return json.dumps(body, default=str)[:limit]
+    except Exception:
+        return f"<{type(body).__name__}>"
+
+
+def parse_body(body: Any) -> Any:
+    """The JSON value of ``body`` (a dict, list, ...) or ``None`` if it is not JSON.
+
+    Already-parsed bodies (dicts, lists) are returned as they are. Text over ``MAX_JSON``
+    characters, JSON nested too deeply for the parser and invalid UTF-8 give ``None``.
+    """
+    if isinstance(body, (dict, list)):
+        return body
+    if body is None:
+        return None
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        if len(body) > MAX_JSON * 4:
+            return None
+        try:
+            text = bytes(body).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    elif isinstance(body, str):
+        text = body
+    else:
+        return None
+    if len(text) > MAX_JSON:
+        return None
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "{[":
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+_TITLE: Final = re.compile(r"<title[^>]{0,200}>([^<]{0,500})</title", re.IGNORECASE)
+_HEADING: Final = re.compile(r"<h1[^>]{0,200}>([^<]{0,500})</h1", re.IGNORECASE)
+_SPACE: Final = re.compile(r"\s+")
+
+
+def html_title(text: str) -> str | None:
+    """The ``<title>`` (else first ``<h1>``) of an HTML page, or ``None`` if it is not HTML.
+
+    Only the first 64 KiB are looked at; entities are decoded and white space folded.
+    """
+    head = text[:65536]
+    if "<" not in head[:1024] or "html" not in head[:4096].lower():
+        return None
+    match = _TITLE.search(head) or _HEADING.search(head)
+    if match is None:
+        return ""
+    from html import unescape
+
+    return _SPACE.sub(" ", unescape(match.group(1))).strip()
+
+
+def short(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters (marked with ``…``)."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_STATUS_CODES: Final = {
+    400: "upstream.invalid_request",
+    401: "upstream.authentication_failed",
+    402: "upstream.rate_limited",
+    403: "upstream.authentication_failed",
+    404: "upstream.invalid_request",
+    405: "upstream.invalid_request",
+    408: "upstream.unavailable",
+    409: "upstream.invalid_request",
+    413: "context.window_exceeded",
+    422: "upstream.invalid_request",
+    429: "upstream.rate_limited",
+    499: "harness.cancelled",
+    500: "upstream.unavailable",
+    501: "upstream.invalid_request",
+    502: "upstream.unavailable",
+    503: "upstream.unavailable",
+    504: "upstream.unavailable",
+    529: "upstream.overloaded",
+}
+"""What an HTTP status means when nothing more specific is known (see ``status_code``)."""
+
+_RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def status_code(status: int | None) -> tuple[str, bool]:
+    """The harness code and ``retryable`` an HTTP error status means on its own.
+
+    402 (payment required) is a quota that retrying cannot fix; 408, 409, 429 and 5xx are
+    retryable, as the vendor SDKs treat them; 413 means the input is too large; a status
+    outside 400-599 (an error inside a 200 stream, or none at all) is
+    ``upstream.invalid_response``.
+    """
+    if status is None or not 400 <= status <= 599:
+        return "upstream.invalid_response", True
+    code = _STATUS_CODES.get(status)
+    if code is None:
+        code = "upstream.unavailable" if status >= 500 else "upstream.invalid_request"
+    return code, status in _RETRYABLE_STATUS or (status >= 500 and status != 501)

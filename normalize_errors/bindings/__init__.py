@@ -1,0 +1,2 @@
+"""Carrying harness errors over protocols: each module turns a ``HarnessError`` into a wire
+form and back. Bindings know the core only, never a provider."""

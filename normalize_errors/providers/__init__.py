@@ -1,0 +1,118 @@
+"""Provider adapters: one module per vendor, all with the same small interface.
+
+Each module (``openai``, ``anthropic``, ``google``, ``http``) offers:
+
+* ``NAME``: the provider name used in ``upstream.provider`` and the ``provider=`` argument;
+* ``ROOTS``: the top-level modules whose exceptions it reads;
+* ``normalize(exc)``: a vendor exception -> ``HarnessError`` (or ``None`` if not its own);
+* ``from_response(status, headers, body)``: a raw HTTP error response -> ``HarnessError``;
+* ``looks_like(body)``: whether a parsed error body has this vendor's shape;
+* ``diagnose(result, tools)``: a successful result -> the ``HarnessError`` its stop reason
+  means, or ``None``;
+* ``TABLE``: the mapping, as rows the docs print.
+
+Adapters are imported on first use, never by ``import normalize_errors``, and they never
+import a vendor SDK: they read exceptions by module name and attributes (duck typing), so
+one adapter serves several major versions of its SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, Final, Protocol
+
+from ..exceptions import HarnessError
+
+__all__ = ["NAMES", "Adapter", "Rule", "adapter", "adapter_for_exception"]
+
+NAMES: Final = ("openai", "anthropic", "google", "http")
+"""The provider names, in the order ``from_response`` tries them on a body's shape."""
+
+_ROOTS: Final = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google": "google",
+    "httpx": "http",
+    "httpx2": "http",
+    "httpcore": "http",
+    "httpcore2": "http",
+    "aiohttp": "http",
+    "requests": "http",
+    "urllib3": "http",
+}
+"""Top-level module of an exception class -> the adapter that reads it."""
+
+
+class Rule(Protocol):
+    """A row of a provider's mapping table, as the docs print it."""
+
+    code: str
+    retryable: bool | None
+    when: str
+
+
+class Adapter(Protocol):
+    """The interface every provider module offers."""
+
+    NAME: str
+    TABLE: Sequence[Rule]
+
+    def normalize(self, exc: BaseException) -> HarnessError | None: ...
+
+    def from_response(self, status: Any, headers: Any, body: Any) -> HarnessError: ...
+
+    def looks_like(self, body: Any) -> bool: ...
+
+    def diagnose(self, result: Any, tools: Any) -> HarnessError | None: ...
+
+
+_LOADED: dict[str, ModuleType] = {}
+
+
+def adapter(name: str) -> Adapter:
+    """The adapter module of provider ``name`` (``"openai"``, ``"anthropic"``, ...).
+
+    Raises:
+        ValueError: ``name`` is not a provider name.
+    """
+    module = _LOADED.get(name)
+    if module is None:
+        if name not in NAMES:
+            raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(NAMES)}")
+        module = importlib.import_module(f"{__name__}.{name}")
+        _LOADED[name] = module
+    return module
+
+
+def _root(cls: type) -> str | None:
+    module = getattr(cls, "__module__", None)
+    if not isinstance(module, str):
+        return None
+    root = module.partition(".")[0]
+    if root == "google" and not module.startswith("google.genai"):
+        return None
+    return _ROOTS.get(root)
+
+
+def provider_of(exc: BaseException) -> str | None:
+    """The provider whose SDK raised ``exc``, from its class's module (walking the MRO)."""
+    for cls in type(exc).__mro__:
+        name = _root(cls)
+        if name is not None:
+            return name
+    return None
+
+
+def adapter_for_exception(exc: BaseException, provider: str | None) -> Adapter | None:
+    """The adapter to read ``exc``: the one its module names, else ``provider``'s.
+
+    The exception's own module wins over ``provider``: an httpx timeout raised under an
+    OpenAI call is read by the http adapter, which then reports ``provider`` as the
+    upstream.
+    """
+    name = provider_of(exc)
+    if name is None and provider is not None and provider in NAMES:
+        name = provider
+    return adapter(name) if name is not None else None

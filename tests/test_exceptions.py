@@ -1,0 +1,216 @@
+"""The exception tree: its drawing, and how every class behaves as a Python exception."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import pytest
+
+import normalize_errors
+from normalize_errors import (
+    CODES,
+    HarnessError,
+    ModelRefusalError,
+    OutputError,
+    PolicyError,
+    UpstreamError,
+    UpstreamRateLimitedError,
+    class_for_code,
+)
+from normalize_errors import exceptions as exc_module
+from normalize_errors.exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES
+
+ALL_CLASSES = [
+    obj
+    for obj in vars(normalize_errors).values()
+    if isinstance(obj, type) and issubclass(obj, HarnessError)
+]
+
+
+def drawn_tree() -> dict[str, tuple[str | None, str | None]]:
+    """Parse the tree drawn in the module docstring: name -> (parent, code)."""
+    doc = exc_module.__doc__ or ""
+    block = doc.split("::", 1)[1].split("\n\n")[1]
+    parents: list[str] = []
+    out: dict[str, tuple[str | None, str | None]] = {}
+    lines = block.splitlines()
+    base = len(lines[0]) - len(lines[0].lstrip())
+    for line in lines:
+        match = re.match(r"^([\s│├└─]*)(\w+)\s*([a-z0-9_.]*)$", line)
+        assert match, line
+        depth = (len(match.group(1)) - base) // 4
+        del parents[depth:]
+        out[match.group(2)] = (parents[-1] if parents else None, match.group(3) or None)
+        parents.append(match.group(2))
+    return out
+
+
+def test_the_drawing_matches_the_classes() -> None:
+    """Every class is drawn under its real parent with its real code, and nothing else is."""
+    tree = drawn_tree()
+    assert set(tree) == {cls.__name__ for cls in ALL_CLASSES}
+    for cls in ALL_CLASSES:
+        parent, code = tree[cls.__name__]
+        base = cls.__bases__[0]
+        assert parent == (None if cls is HarnessError else base.__name__), cls
+        assert code == vars(cls).get("code"), cls
+
+
+def instance_of(cls: type[HarnessError]) -> HarnessError:
+    """A fully populated instance of ``cls``."""
+    code = cls.code if "code" in vars(cls) else None
+    if code is None:
+        category = vars(cls).get("_category")
+        code = f"{category}.something_new" if category else "x-acme.failed"
+    err = cls(
+        "It failed.",
+        code=code,
+        retryable=True,
+        model_feedback="Try again with valid JSON.",
+        retry_after=1.5,
+        attempts=2,
+        max_attempts=3,
+        limit={"name": "turns", "value": 50, "observed": 50},
+        location={"run_id": "run_1", "turn": 3, "pointer": "/a/0"},
+        upstream={"provider": "openai", "status": 429, "code": "rate_limit_exceeded"},
+        causes=[HarnessError.from_code("output.malformed", "bad json")],
+        extensions={"x-trace": "abc"},
+    )
+    err.__cause__ = ValueError("the original")
+    return err
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda c: c.__name__)
+def test_every_class_pickles_copies_compares_and_hashes(cls: type[HarnessError]) -> None:
+    """Frameworks ship exceptions between processes: every class must survive it."""
+    err = instance_of(cls)
+    for clone in (pickle.loads(pickle.dumps(err)), copy.deepcopy(err), copy.copy(err)):
+        assert type(clone) is type(err)
+        assert clone == err
+        assert hash(clone) == hash(err)
+        assert clone.to_dict() == err.to_dict()
+        assert str(clone) == str(err)
+        assert repr(clone) == repr(err)
+    restored = pickle.loads(pickle.dumps(err))
+    assert isinstance(restored.__cause__, ValueError)
+    assert restored.__cause__.args == ("the original",)
+    assert {err, restored} == {err}
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda c: c.__name__)
+def test_str_and_repr_are_concise_and_stable(cls: type[HarnessError]) -> None:
+    """str() is 'code: detail'; repr() names the class and the members that are set."""
+    err = instance_of(cls)
+    assert str(err) == f"{err.code}: It failed."
+    assert repr(err).startswith(f"{cls.__name__}('It failed.'")
+    assert "retry_after=1.5" in repr(err)
+    bare = class_for_code(err.code)(code=err.code)
+    assert str(bare) == f"{err.code}: {bare.title}"
+
+
+def test_catch_by_code_category_or_base() -> None:
+    """An error is caught by its class, its category and HarnessError, and keeps __cause__."""
+    original = KeyError("vendor")
+
+    def fail() -> None:
+        try:
+            raise original
+        except KeyError as exc:
+            raise UpstreamRateLimitedError("429") from exc
+
+    for clause in (UpstreamRateLimitedError, UpstreamError, HarnessError, Exception):
+        with pytest.raises(clause) as info:
+            fail()
+        assert info.value.__cause__ is original
+    with pytest.raises(PolicyError):
+        raise ModelRefusalError
+    assert not issubclass(ModelRefusalError, OutputError)
+
+
+def test_effective_and_explicit_flags() -> None:
+    """retryable/model_recoverable read explicit values, else the registry defaults."""
+    err = UpstreamRateLimitedError()
+    assert (err.retryable, err.model_recoverable) == (True, False)
+    assert "retryable" not in err.to_dict()
+    err.retryable = False
+    assert err.retryable is False
+    assert err.to_dict()["retryable"] is False
+    err.retryable = None
+    assert err.retryable is True
+
+
+def test_constructor_rejects_wrong_codes() -> None:
+    """A class cannot carry another class's code, and the base needs a code."""
+    with pytest.raises(ValueError, match="has code"):
+        UpstreamRateLimitedError(code="upstream.overloaded")
+    with pytest.raises(ValueError, match="category"):
+        UpstreamError(code="policy.new_rule")
+    with pytest.raises(ValueError, match="not a harness error code"):
+        HarnessError(code="Upstream.Bad")
+    with pytest.raises(TypeError, match="needs a code"):
+        HarnessError()
+    with pytest.raises(ValueError, match="retry_after"):
+        UpstreamRateLimitedError(retry_after=-1)
+    with pytest.raises(TypeError, match="causes"):
+        HarnessError(code="x-a.b", causes=["not an error"])  # type: ignore[list-item]
+
+
+def test_every_registered_code_constructs_with_registry_members() -> None:
+    """A bare error of each code has the registered title, origin and the IANA type URI."""
+    for code, info in CODES.items():
+        err = class_for_code(code)()
+        assert err.to_dict() == {
+            "type": normalize_errors.IANA_TYPE,
+            "title": info.title,
+            "code": code,
+            "origin": info.origin,
+        }
+        assert err.http_status == info.http_status
+
+
+def chain(depth: int) -> HarnessError:
+    """An error with ``depth`` levels of causes; the innermost has detail 'root'."""
+    err = HarnessError.from_code("tool.execution_failed", "root")
+    for level in range(depth):
+        err = HarnessError.from_code("upstream.agent_failed", f"level {level}", causes=[err])
+    return err
+
+
+def depth_of(err: HarnessError) -> int:
+    """How many levels of causes hang under ``err``."""
+    depth = 0
+    while err.causes:
+        err = err.causes[-1]
+        depth += 1
+    return depth
+
+
+def test_causes_are_bounded_and_keep_the_innermost_entry() -> None:
+    """Deep chains are cut at MAX_CAUSE_DEPTH, long lists at MAX_CAUSES; the root survives."""
+    deep = chain(50)
+    assert depth_of(deep) == MAX_CAUSE_DEPTH
+    innermost = deep
+    while innermost.causes:
+        innermost = innermost.causes[-1]
+    assert innermost.detail == "root"
+    many = [HarnessError.from_code("output.malformed", f"try {n}") for n in range(40)]
+    err = HarnessError.from_code("output.retries_exhausted", causes=many)
+    assert len(err.causes) == MAX_CAUSES
+    assert err.causes[0].detail == "try 0"
+    assert err.causes[-1].detail == "try 39"
+    assert len(many) == 40  # the caller's list is not modified
+    shallow = chain(3)
+    assert depth_of(shallow) == 3
+
+
+def test_results_and_chunks_ride_along() -> None:
+    """The SDK result or the stream chunks stay on the error, and pickle when they can."""
+    err = normalize_errors.OutputTruncatedError()
+    err.result = {"choices": []}
+    err.chunks = [1, 2]
+    clone = pickle.loads(pickle.dumps(err))
+    assert (clone.result, clone.chunks) == ({"choices": []}, [1, 2])
+    err.result = lambda: None  # not picklable: dropped, the error still pickles
+    assert pickle.loads(pickle.dumps(err)).result is None

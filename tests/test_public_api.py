@@ -1,0 +1,110 @@
+"""The public surface: exported names, fast import with no third-party module, stdlib errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+if sys.version_info >= (3, 11):
+    from builtins import ExceptionGroup
+else:  # pragma: no cover
+    from exceptiongroup import ExceptionGroup
+
+import normalize_errors
+from normalize_errors import HarnessError, HarnessInternalError, RunCancelledError
+from normalize_errors._facade import normalize
+
+
+def test_all_is_sorted_and_exactly_the_public_names() -> None:
+    """__all__ lists every public name of the package, sorted, and nothing private."""
+    public = {
+        name
+        for name, value in vars(normalize_errors).items()
+        if not name.startswith("_")
+        and not isinstance(value, type(normalize_errors))
+        and name not in {"annotations", "Any"}
+    }
+
+    def isort_style(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert normalize_errors.__all__ == sorted(normalize_errors.__all__, key=isort_style)
+    assert set(normalize_errors.__all__) == public
+
+
+def test_import_loads_no_third_party_module_and_is_fast() -> None:
+    """`import normalize_errors` in a fresh interpreter: stdlib only, a few milliseconds."""
+    code = (
+        "import sys, time\n"
+        "before = set(sys.modules)\n"
+        "t = time.perf_counter()\n"
+        "import normalize_errors\n"
+        "elapsed = time.perf_counter() - t\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "print(__import__('json').dumps({'elapsed': elapsed, 'new': new}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    third_party = [
+        name
+        for name in report["new"]
+        if name.partition(".")[0] not in sys.stdlib_module_names
+        and not name.startswith("normalize_errors")
+    ]
+    assert third_party == []
+    assert "normalize_errors.providers" not in report["new"]
+    assert report["elapsed"] < 0.05  # generous for a loaded CI machine; the benchmark measures
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    """__version__ is read lazily."""
+    assert isinstance(normalize_errors.__version__, str)
+
+
+def test_normalize_passes_harness_errors_through() -> None:
+    """A HarnessError comes back as the same object."""
+    err = HarnessError.from_code("output.empty")
+    assert normalize(err) is err
+
+
+def test_normalize_maps_standard_library_errors() -> None:
+    """Cancellation, timeouts and connection errors have their codes; the rest is internal."""
+    cases = [
+        (asyncio.CancelledError(), "harness.cancelled", False),
+        (KeyboardInterrupt(), "harness.cancelled", False),
+        (TimeoutError("read timed out"), "upstream.unavailable", True),
+        (ConnectionResetError(104, "Connection reset by peer"), "upstream.unavailable", True),
+        (ValueError("bad"), "harness.internal_error", False),
+    ]
+    for exc, code, retryable in cases:
+        err = normalize(exc)
+        assert (err.code, err.retryable) == (code, retryable), exc
+        assert err.__cause__ is exc
+        assert err.upstream["exception"].endswith(type(exc).__name__)
+    assert isinstance(normalize(asyncio.CancelledError()), RunCancelledError)
+
+
+def test_normalize_survives_hostile_exceptions() -> None:
+    """An exception whose str() raises still gives an error, with the original attached."""
+
+    class Hostile(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    exc = Hostile()
+    err = normalize(exc)
+    assert isinstance(err, HarnessInternalError)
+    assert err.__cause__ is exc
+    assert "Hostile" in err.upstream["exception"]
+
+
+def test_exception_groups_give_their_first_member_with_the_rest_as_causes() -> None:
+    """A task group's failures: the first decides, the others ride along."""
+    group = ExceptionGroup("two", [TimeoutError(), ValueError("x")])
+    err = normalize(group)
+    assert err.code == "upstream.unavailable"
+    assert [c.code for c in err.causes] == ["harness.internal_error"]
+    single = ExceptionGroup("one", [TimeoutError()])
+    assert normalize(single).code == "upstream.unavailable"

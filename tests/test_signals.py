@@ -1,0 +1,122 @@
+"""Shared rules: headers, retry hints, durations, bodies, statuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from normalize_errors._signals import (
+    html_title,
+    lower_headers,
+    parse_body,
+    parse_duration,
+    retry_after,
+    status_code,
+)
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after": "20"}, 20.0),
+        ({"retry-after": " 1.5 "}, 1.5),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "abc", "retry-after": "9"}, 9.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:50 GMT"}, 30.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:00:00 GMT"}, 0.0),
+        ({"retry-after": "abc"}, None),
+        ({"retry-after": "-5"}, None),
+        ({"retry-after": "NaN"}, None),
+        ({"retry-after": "1e309"}, None),
+        ({"retry-after": "inf"}, None),
+        ({"retry-after": "99999999999999999999"}, None),
+        ({"retry-after": ""}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after(headers: dict[str, str], expected: float | None) -> None:
+    """retry-after-ms wins; delta-seconds or HTTP-date; nonsense is ignored."""
+    assert retry_after(headers, now=NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("7s", 7.0),
+        ("1.5s", 1.5),
+        ("6m0s", 360.0),
+        ("120ms", 0.12),
+        ("1h2m3s", 3723.0),
+        ("0s", 0.0),
+        ("s", None),
+        ("7", None),
+        ("7x", None),
+        ("", None),
+        (None, None),
+        ("1s2", None),
+        ("-1s", None),
+    ],
+)
+def test_parse_duration(text: str | None, seconds: float | None) -> None:
+    """Protobuf Duration and rate-limit reset strings."""
+    assert parse_duration(text) == seconds
+
+
+def test_lower_headers_accepts_every_shape() -> None:
+    """Mappings, pairs, vcrpy lists, bytes; hostile objects give what could be read."""
+    assert lower_headers({"Retry-After": "1"}) == {"retry-after": "1"}
+    assert lower_headers([("X-A", "1"), (b"X-B", b"2")]) == {"x-a": "1", "x-b": "2"}
+    assert lower_headers({"X-A": ["1", "2"]}) == {"x-a": "1"}
+    assert lower_headers(None) == {}
+    assert lower_headers(42) == {}
+    assert lower_headers([("only-one",), (1, 2)]) == {}
+
+
+def test_parse_body() -> None:
+    """JSON of any shape or None; never an exception."""
+    assert parse_body('{"a": 1}') == {"a": 1}
+    assert parse_body(b'[{"error": {}}]') == [{"error": {}}]
+    assert parse_body({"a": 1}) == {"a": 1}
+    for bad in [None, "", "<html>", b"\xff", "{", "[" * 10_000, 3, "x" * 10]:
+        assert parse_body(bad) is None
+
+
+def test_html_title() -> None:
+    """The page's title (or h1), never the page; None when it is not HTML."""
+    page = "<html><head><title>api.openai.com | 502: Bad gateway</title></head><body>x</body>"
+    assert html_title(page) == "api.openai.com | 502: Bad gateway"
+    assert html_title("<html><body><h1>504 Gateway Time-out</h1></body></html>") == (
+        "504 Gateway Time-out"
+    )
+    assert html_title("plain text") is None
+    assert html_title("<html><body>no title</body></html>") == ""
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "retryable"),
+    [
+        (400, "upstream.invalid_request", False),
+        (401, "upstream.authentication_failed", False),
+        (402, "upstream.rate_limited", False),
+        (403, "upstream.authentication_failed", False),
+        (404, "upstream.invalid_request", False),
+        (408, "upstream.unavailable", True),
+        (409, "upstream.invalid_request", True),
+        (413, "context.window_exceeded", False),
+        (418, "upstream.invalid_request", False),
+        (429, "upstream.rate_limited", True),
+        (500, "upstream.unavailable", True),
+        (501, "upstream.invalid_request", False),
+        (502, "upstream.unavailable", True),
+        (520, "upstream.unavailable", True),
+        (529, "upstream.overloaded", True),
+        (200, "upstream.invalid_response", True),
+        (None, "upstream.invalid_response", True),
+        (999, "upstream.invalid_response", True),
+    ],
+)
+def test_status_code(status: int | None, code: str, retryable: bool) -> None:
+    """What a status means when nothing more specific is known."""
+    assert status_code(status) == (code, retryable)
