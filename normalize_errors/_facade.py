@@ -8,10 +8,15 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 
 from __future__ import annotations
 
-from ._signals import short
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
-__all__ = ["normalize"]
+_R = TypeVar("_R")
+
+__all__ = ["check", "diagnose", "from_response", "normalize"]
 
 
 def safe_text(value: object, limit: int = 2048) -> str:
@@ -115,3 +120,120 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     if err is not exc and err.__cause__ is None:
         err.__cause__ = exc
     return err
+
+
+def _detect(body: Any, headers: dict[str, str]) -> str:
+    """The provider whose error shape ``body`` has (anthropic, google, openai), else http."""
+    from .providers import NAMES, adapter
+
+    for name in NAMES[:-1]:
+        if adapter(name).looks_like(body):
+            return name
+    if any(k.startswith("anthropic-") for k in headers) or headers.get("request-id", "").startswith(
+        "req_"
+    ):
+        return "anthropic"
+    return "http"
+
+
+def from_response(
+    status: Any, headers: Any, body: Any, *, provider: str | None = None
+) -> HarnessError:
+    """Turn a raw HTTP error response into its typed harness error; never raises.
+
+    ``status`` is the HTTP status (anything else, ``None`` included, is accepted),
+    ``headers`` any mapping or list of pairs, ``body`` bytes, text or parsed JSON. A harness
+    error object (``application/problem+json``) is read as it is. Otherwise the adapter of
+    ``provider`` reads it; with ``provider=None`` the shape of the body decides (Anthropic's
+    ``{"type": "error", ...}``, Google's ``{"error": {"status": ...}}``, the OpenAI shape,
+    else plain HTTP: an HTML page gives its title as ``detail``, never the page).
+
+    A 2xx response has no error status: an error event inside its body (a stream) is
+    reported like its HTTP twin, and a 2xx that carries no error at all gives
+    ``upstream.invalid_response`` with a ``detail`` that says so (use ``check`` for
+    results).
+    """
+    try:
+        from .bindings.http import read_problem
+        from .providers import adapter
+
+        problem = read_problem(status, headers, body)
+        if problem is not None:
+            return problem
+        code = integer(status)
+        if code is not None and 200 <= code <= 299:
+            found = stream_error(body_text(body))
+            if found is not None:
+                low = lower_headers(headers)
+                name = provider or _detect(found, low)
+                err = adapter(name).from_response(None, headers, found)
+                err.upstream = {**err.upstream, "status": code, "in_stream": True}
+                return err
+        parsed = parse_body(body)
+        name = provider or _detect(parsed, lower_headers(headers))
+        return adapter(name).from_response(status, headers, body)
+    except Exception as bug:
+        return HarnessInternalError(
+            f"normalize-errors could not read an HTTP response ({type(bug).__name__}).",
+            retryable=False,
+            upstream={
+                "provider": provider or "http",
+                "status": integer(status),
+                "body": short(body_text(body, 4096), 1024),
+            },
+        )
+
+
+def _result_provider(result: Any) -> str | None:
+    root = type(result).__module__.partition(".")[0]
+    if root in ("openai", "anthropic"):
+        return root
+    if type(result).__module__.startswith("google.genai"):
+        return "google"
+    if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
+        return "google"
+    if field(result, "choices") is not None or field(result, "object") == "response":
+        return "openai"
+    if field(result, "stop_reason") is not None or field(result, "type") == "message":
+        return "anthropic"
+    return None
+
+
+def diagnose(
+    result: Any, *, provider: str | None = None, tools: Iterable[Any] | None = None
+) -> HarnessError | None:
+    """The harness error a successful result means, or ``None`` if nothing is wrong.
+
+    Never raises; see ``check``. The SDK result stays on the error as ``result``.
+    """
+    try:
+        from .providers import adapter
+
+        name = provider or _result_provider(result)
+        if name is None or name == "http":
+            return None
+        return adapter(name).diagnose(result, tools)
+    except Exception as bug:
+        return HarnessInternalError(
+            f"normalize-errors could not read a result ({type(bug).__name__}).",
+            retryable=False,
+            upstream={"provider": provider, "exception": type(bug).__name__},
+        )
+
+
+def check(result: _R, *, provider: str | None = None, tools: Iterable[Any] | None = None) -> _R:
+    """Return ``result`` untouched, or raise the typed error its stop reason means.
+
+    ``result`` is an SDK result (a chat completion, a Responses ``Response``, an Anthropic
+    ``Message``, a Gemini ``GenerateContentResponse``) or the same result as plain JSON.
+    Failures: output cut at the token limit (``output.truncated``), content filters and
+    blocked prompts (``policy.content_filtered``), refusals (``policy.model_refusal``),
+    context overflow (``context.window_exceeded``), malformed or unknown tool calls
+    (``output.invalid_tool_arguments``, ``output.unknown_tool`` when ``tools`` names the
+    offered tools), failed or cancelled responses, and empty output (``output.empty``).
+    The raised error carries the result as ``result``.
+    """
+    err = diagnose(result, provider=provider, tools=tools)
+    if err is not None:
+        raise err
+    return result

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["REDACTED", "redact", "sanitize"]
+__all__ = ["KEY_SHAPES", "REDACTED", "redact", "sanitize"]
 
 REDACTED: Final = "[REDACTED]"
 
@@ -47,17 +47,21 @@ SECRET_KEYS: Final = frozenset(
 )
 """Mapping keys whose values are always replaced, whatever they look like."""
 
+KEY_SHAPES: Final = (
+    r"\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-...)
+    r"|\bAIza[0-9A-Za-z_-]{30,}"  # Google API key
+    r"|\bya29\.[0-9A-Za-z_-]{10,}"  # Google OAuth access token
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JSON Web Token
+)
+"""The shapes of API keys and tokens, whatever surrounds them."""
+
 # One alternation, no nested quantifiers: linear time on any input.
 _PATTERN: Final = re.compile(
-    r"""
-    (?P<key>\bsk-[A-Za-z0-9_-]{16,}                        # OpenAI, Anthropic (sk-ant-...)
-      |\bAIza[0-9A-Za-z_-]{30,}                            # Google API key
-      |\bya29\.[0-9A-Za-z_-]{10,}                          # Google OAuth access token
-      |\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*  # JSON Web Token
-    )
-    |(?P<scheme>\b(?:[Bb]earer|[Bb]asic)\s+)[A-Za-z0-9._~+/=-]{8,}
+    rf"""
+    (?P<key>{KEY_SHAPES})
+    |(?P<scheme>\b(?:[Bb]earer|[Bb]asic)\s+)[A-Za-z0-9._~+/=-]{{8,}}
     |(?P<header>\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bcookie)
-      (?P<hsep>["']?\s*[:=]\s*["']?)(?:(?:[Bb]earer|[Bb]asic)\s+)?[^\s"',;&}]+
+      (?P<hsep>["']?\s*[:=]\s*["']?)(?:(?:[Bb]earer|[Bb]asic)\s+)?[^\s"',;&}}]+
     |(?P<param>[?&](?:key|api_key|api-key|access_token|token)=)[^&\s"'#]+
     """,
     re.VERBOSE | re.IGNORECASE,

@@ -22,14 +22,18 @@ __all__ = [
     "MAX_JSON",
     "MAX_MESSAGE",
     "body_text",
+    "field",
     "header",
     "html_title",
+    "integer",
     "lower_headers",
     "parse_body",
     "parse_duration",
     "retry_after",
     "short",
     "status_code",
+    "stream_error",
+    "text_of",
 ]
 
 MAX_JSON: Final = 1 << 20
@@ -241,13 +245,76 @@ def status_code(status: int | None) -> tuple[str, bool]:
     """The harness code and ``retryable`` an HTTP error status means on its own.
 
     402 (payment required) is a quota that retrying cannot fix; 408, 409, 429 and 5xx are
-    retryable, as the vendor SDKs treat them; 413 means the input is too large; a status
-    outside 400-599 (an error inside a 200 stream, or none at all) is
+    retryable, as the vendor SDKs treat them; 413 means the input is too large. An error
+    reported with no status or inside a 2xx response (a stream's error event) is a server
+    error, ``upstream.unavailable``; any other status outside 400-599 is
     ``upstream.invalid_response``.
     """
-    if status is None or not 400 <= status <= 599:
+    if status is None or 200 <= status <= 299:
+        return "upstream.unavailable", True
+    if not 400 <= status <= 599:
         return "upstream.invalid_response", True
     code = _STATUS_CODES.get(status)
     if code is None:
         code = "upstream.unavailable" if status >= 500 else "upstream.invalid_request"
     return code, status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
+
+
+def field(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has, as a key or an attribute; ``None`` if none.
+
+    Reads SDK result objects and their plain-JSON twins alike (pass both spellings, such
+    as ``"finish_reason", "finishReason"``). Never raises.
+    """
+    for name in names:
+        try:
+            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        except Exception:
+            value = None
+        if value is not None:
+            return value
+    return None
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, its ``.value`` for enums, else ``None``."""
+    if isinstance(value, str):
+        return value or None
+    inner = getattr(value, "value", None)
+    if isinstance(inner, str):
+        return inner or None
+    return None
+
+
+def integer(value: Any) -> int | None:
+    """``value`` as an int if it is one (or a numeric string), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value) < 10:
+        return int(value)
+    return None
+
+
+def stream_error(text: str) -> dict[str, Any] | None:
+    """The first error event in a stream body (SSE ``data:`` lines or NDJSON), or ``None``.
+
+    An event is an error when its JSON object has an ``error`` member or ``"type":
+    "error"``. Only the first 256 KiB of lines are looked at.
+    """
+    if "error" not in text[: 1 << 18]:
+        return None
+    for count, line in enumerate(text[: 1 << 18].splitlines()):
+        if count > 10_000:
+            break
+        data = line[5:].strip() if line.startswith("data:") else line.strip()
+        if not data.startswith("{") or "error" not in data:
+            continue
+        try:
+            event = json.loads(data)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
+            return event
+    return None

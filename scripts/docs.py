@@ -37,15 +37,20 @@ def codes_table() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {"codes": codes_table}
 
 
+def fill(text: str, name: str, content: str) -> str:
+    """``text`` with the generated block ``name`` holding ``content``."""
+    pattern = re.compile(
+        rf"(<!-- generated: {name} -->\n)(?:.*?\n)?(<!-- end: {name} -->)", re.DOTALL
+    )
+    if not pattern.search(text):
+        raise SystemExit(f"README.md has no generated block named {name!r}")
+    return pattern.sub(lambda m: m.group(1) + content + "\n" + m.group(2), text)
+
+
 def render(text: str) -> str:
     """``text`` with every generated block replaced by its current content."""
     for name, make in BLOCKS.items():
-        pattern = re.compile(
-            rf"(<!-- generated: {name} -->\n)(?:.*?\n)?(<!-- end: {name} -->)", re.DOTALL
-        )
-        if not pattern.search(text):
-            raise SystemExit(f"README.md has no generated block named {name!r}")
-        text = pattern.sub(lambda m, make=make: m.group(1) + make() + "\n" + m.group(2), text)
+        text = fill(text, name, make())
     return text
 
 

@@ -112,8 +112,9 @@ def test_html_title() -> None:
         (502, "upstream.unavailable", True),
         (520, "upstream.unavailable", True),
         (529, "upstream.overloaded", True),
-        (200, "upstream.invalid_response", True),
-        (None, "upstream.invalid_response", True),
+        (200, "upstream.unavailable", True),
+        (None, "upstream.unavailable", True),
+        (302, "upstream.invalid_response", True),
         (999, "upstream.invalid_response", True),
     ],
 )

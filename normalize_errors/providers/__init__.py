@@ -9,6 +9,7 @@ Each module (``openai``, ``anthropic``, ``google``, ``http``) offers:
 * ``looks_like(body)``: whether a parsed error body has this vendor's shape;
 * ``diagnose(result, tools)``: a successful result -> the ``HarnessError`` its stop reason
   means, or ``None``;
+* ``diagnose_stream(chunks, tools)``: the same for the chunks of a finished stream;
 * ``TABLE``: the mapping, as rows the docs print.
 
 Adapters are imported on first use, never by ``import normalize_errors``, and they never
@@ -66,6 +67,8 @@ class Adapter(Protocol):
     def looks_like(self, body: Any) -> bool: ...
 
     def diagnose(self, result: Any, tools: Any) -> HarnessError | None: ...
+
+    def diagnose_stream(self, chunks: Any, tools: Any) -> HarnessError | None: ...
 
 
 _LOADED: dict[str, ModuleType] = {}

@@ -1,0 +1,403 @@
+"""How adapters decide: facts in, rule table, harness error out.
+
+An adapter reads what the vendor said into ``Facts`` (status, headers, the vendor's own
+codes, message, request id, ...). Its mapping table is a tuple of ``Rule`` rows, tried in
+order; the first row whose conditions all hold gives the code and ``retryable``. When no
+row matches, the HTTP status decides (``_signals.status_code``). ``build`` then makes the
+error: ``retry_after`` from the headers or the message, a ``limit`` read from a
+context-window message, and ``upstream`` with the vendor's facts.
+
+Wording shared by all providers (context-window overflow, retry hints in messages) is
+matched here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, NamedTuple
+
+from ._registry import code_info
+from ._signals import field, html_title, retry_after, short, status_code
+from .exceptions import HarnessError, class_for_code
+
+__all__ = [
+    "CONTEXT_WORDING",
+    "Facts",
+    "Rule",
+    "build",
+    "classify",
+    "context_limit",
+    "offered_names",
+    "retry_hint",
+    "tool_call_problem",
+]
+
+
+class Facts:
+    """What an upstream said about one failure, as read by an adapter."""
+
+    __slots__ = (
+        "attempts",
+        "body",
+        "exception",
+        "extra",
+        "headers",
+        "ids",
+        "in_stream",
+        "message",
+        "provider",
+        "request_id",
+        "status",
+        "stop_reason",
+        "text",
+        "vendor_code",
+        "vendor_type",
+    )
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+        text: str = "",
+        message: str | None = None,
+        vendor_code: str | None = None,
+        vendor_type: str | None = None,
+        ids: Iterable[Any] = (),
+        request_id: str | None = None,
+        exception: str | None = None,
+        stop_reason: str | None = None,
+        in_stream: bool = False,
+        attempts: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.provider = provider
+        self.status = status
+        self.headers: Mapping[str, str] = headers or {}
+        self.body = body
+        self.text = text
+        self.message = message
+        self.vendor_code = vendor_code
+        self.vendor_type = vendor_type
+        found = {str(i).lower() for i in ids if i is not None and i != ""}
+        for value in (vendor_code, vendor_type):
+            if value:
+                found.add(value.lower())
+        self.ids: frozenset[str] = frozenset(found)
+        self.request_id = request_id
+        self.exception = exception
+        self.stop_reason = stop_reason
+        self.in_stream = in_stream
+        self.attempts = attempts
+        self.extra: Mapping[str, Any] = extra or {}
+
+
+class Rule(NamedTuple):
+    """One row of a provider's mapping table: conditions, then the code they mean.
+
+    Every condition given must hold: ``status`` (the HTTP status is one of these),
+    ``ids`` (one of the vendor's codes, types or reasons, in lower case, is one of these)
+    and ``message`` (the pattern is found in the vendor's message). ``retryable`` of
+    ``None`` keeps what the status says (408, 409, 429 and 5xx are retryable).
+    """
+
+    code: str
+    when: str
+    retryable: bool | None = None
+    status: frozenset[int] = frozenset()
+    ids: frozenset[str] = frozenset()
+    message: re.Pattern[str] | None = None
+
+    def matches(self, facts: Facts) -> bool:
+        """Whether every condition of the row holds for ``facts``."""
+        if self.status and facts.status not in self.status:
+            return False
+        if self.ids and self.ids.isdisjoint(facts.ids):
+            return False
+        return not (
+            self.message is not None
+            and (facts.message is None or self.message.search(facts.message) is None)
+        )
+
+
+def rule(
+    code: str,
+    when: str,
+    *,
+    retryable: bool | None = None,
+    status: Iterable[int] = (),
+    ids: Iterable[str] = (),
+    message: str | None = None,
+) -> Rule:
+    """A ``Rule`` from plain values (``message`` is a case-insensitive pattern)."""
+    return Rule(
+        code,
+        when,
+        retryable,
+        frozenset(status),
+        frozenset(i.lower() for i in ids),
+        None if message is None else re.compile(message, re.IGNORECASE),
+    )
+
+
+def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
+    """The code and ``retryable`` of the first matching row, else of the HTTP status."""
+    for row in table:
+        if row.matches(facts):
+            if row.retryable is not None:
+                return row.code, row.retryable
+            by_status, retryable = status_code(facts.status)
+            if by_status == row.code:
+                return row.code, retryable
+            return row.code, code_info(row.code).retryable
+    return status_code(facts.status)
+
+
+# -- wording shared by providers and OpenAI-compatible servers ------------------------------
+
+CONTEXT_WORDING: Final = (
+    r"context[_ ]length[_ ]exceeded|maximum context length|context window|context limit"
+    r"|prompt is too long|input is too long|too many (?:input )?tokens"
+    r"|input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
+    r"(?:allowed )?(?:input )?tokens|reduce the length of the messages"
+    r"|max_tokens must be at least 1, got -\d|too large for model with \d+ maximum context"
+)
+"""How providers and OpenAI-compatible servers say the input is over the context window."""
+
+_LIMITS: Final = (
+    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+    re.compile(r"(?P<observed>\d+) tokens? > (?P<value>\d+) maximum"),
+    # Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed
+    # (1048576)."
+    re.compile(r"input token count \((?P<observed>\d+)\) exceeds.{0,60}?\((?P<value>\d+)\)"),
+    # OpenAI, vLLM, DeepSeek: "maximum context length is 8192 tokens. However, your messages
+    # resulted in 8227 tokens"
+    re.compile(
+        r"maximum context length is (?P<value>\d+) tokens.{0,80}?"
+        r"(?:resulted in|requested|you requested|have) (?P<observed>\d+) tokens",
+        re.IGNORECASE,
+    ),
+    re.compile(r"maximum context length is (?P<value>\d+) tokens", re.IGNORECASE),
+    # Mistral: "Prompt contains 40000 tokens ... too large for model with 32768 maximum context"
+    re.compile(
+        r"contains (?P<observed>\d+) tokens.{0,80}?with (?P<value>\d+) maximum context",
+        re.IGNORECASE,
+    ),
+)
+
+
+def context_limit(message: str | None) -> dict[str, Any] | None:
+    """The ``limit`` member a context-window message states, if it states one."""
+    if not message:
+        return None
+    for pattern in _LIMITS:
+        match = pattern.search(message)
+        if match is not None:
+            limit: dict[str, Any] = {"name": "context_tokens", "value": int(match["value"])}
+            if "observed" in match.groupdict() and match["observed"] is not None:
+                limit["observed"] = int(match["observed"])
+            return limit
+    return None
+
+
+_HINT: Final = re.compile(
+    r"(?:try again|retry|retry after|please retry) in (?P<n>\d{1,6}(?:\.\d{1,6})?) ?"
+    r"(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b"
+    r"|retry after (?P<n2>\d{1,6}) seconds?",
+    re.IGNORECASE,
+)
+
+
+def retry_hint(message: str | None) -> float | None:
+    """Seconds to wait when a message says so: "Please try again in 1.2s", "976ms", ...
+
+    OpenAI, Groq and Azure put the wait in the message ("Please try again in 20s",
+    "Please retry after 6 seconds", "Try again in 50 seconds") rather than a header.
+    """
+    if not message:
+        return None
+    match = _HINT.search(message)
+    if match is None:
+        return None
+    if match["n2"] is not None:
+        return float(match["n2"])
+    number = float(match["n"])
+    unit = match["unit"].lower()
+    if unit.startswith("ms") or unit.startswith("milli"):
+        return number / 1000.0
+    if unit.startswith("m"):
+        return number * 60.0
+    return number
+
+
+# -- building the error ------------------------------------------------------------------------
+
+KEEP_HEADERS: Final = (
+    "retry-after",
+    "retry-after-ms",
+    "x-should-retry",
+    "x-ratelimit-",
+    "anthropic-ratelimit-",
+    "x-request-id",
+    "request-id",
+    "apim-request-id",
+    "cf-ray",
+    "server",
+)
+"""Response headers kept in ``upstream.headers`` (names starting with one of these)."""
+
+
+def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers worth keeping for diagnosis: retry hints, rate limits, ids, server."""
+    return {k: v for k, v in headers.items() if k.startswith(KEEP_HEADERS)}
+
+
+def upstream_of(facts: Facts) -> dict[str, Any]:
+    """The ``upstream`` member for ``facts``: provider first, then what the vendor said."""
+    up: dict[str, Any] = {"provider": facts.provider}
+    if facts.status is not None:
+        up["status"] = facts.status
+    code = facts.vendor_code or facts.vendor_type
+    if code:
+        up["code"] = code
+    if facts.vendor_type:
+        up["type"] = facts.vendor_type
+    if facts.stop_reason:
+        up["stop_reason"] = facts.stop_reason
+    if facts.message:
+        up["message"] = short(facts.message)
+    if facts.request_id:
+        up["request_id"] = facts.request_id
+    if facts.exception:
+        up["exception"] = facts.exception
+    if facts.in_stream:
+        up["in_stream"] = True
+    headers = kept_headers(facts.headers)
+    if headers:
+        up["headers"] = headers
+    up.update(facts.extra)
+    if facts.text and facts.body is None and not facts.message:
+        up["body"] = short(facts.text, 1024)
+    return up
+
+
+def detail_of(facts: Facts) -> str:
+    """A one-line account for people: the vendor's message, a page title, or the status."""
+    if facts.message:
+        return short(" ".join(facts.message.split()), 1024)
+    title = html_title(facts.text) if facts.text else None
+    if title:
+        return f"{facts.provider}: HTTP {facts.status}: {title}"
+    if facts.text and facts.body is None:
+        first = facts.text.strip().splitlines()[0] if facts.text.strip() else ""
+        if first and not first.lstrip().startswith("<"):
+            return f"{facts.provider}: HTTP {facts.status}: {short(first, 200)}"
+    if facts.status is not None:
+        return f"{facts.provider}: HTTP {facts.status} error."
+    return f"{facts.provider}: {facts.exception or 'error'}."
+
+
+def build(
+    code: str,
+    retryable: bool,
+    facts: Facts,
+    *,
+    detail: str | None = None,
+    model_feedback: str | None = None,
+    limit: Mapping[str, Any] | None = None,
+    location: Mapping[str, Any] | None = None,
+) -> HarnessError:
+    """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
+    cls = class_for_code(code)
+    wait = retry_after(facts.headers) if facts.headers else None
+    if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
+        wait = retry_hint(facts.message)
+    if limit is None and code == "context.window_exceeded":
+        limit = context_limit(facts.message)
+    return cls(
+        detail if detail is not None else detail_of(facts),
+        code=code,
+        retryable=retryable,
+        model_recoverable=code_info(code).model_recoverable,
+        model_feedback=model_feedback,
+        retry_after=wait,
+        attempts=facts.attempts,
+        limit=limit,
+        location=location,
+        upstream=upstream_of(facts),
+    )
+
+
+# -- tool calls in results ---------------------------------------------------------------------
+
+
+def offered_names(tools: Any) -> frozenset[str] | None:
+    """The names of the offered tools, from names or OpenAI/Anthropic/Gemini tool specs."""
+    if tools is None:
+        return None
+    names: set[str] = set()
+    for tool in tools:
+        if isinstance(tool, str):
+            names.add(tool)
+            continue
+        name = field(field(tool, "function"), "name") or field(tool, "name")
+        if isinstance(name, str):
+            names.add(name)
+            continue
+        for decl in field(tool, "function_declarations", "functionDeclarations") or ():
+            inner = field(decl, "name")
+            if isinstance(inner, str):
+                names.add(inner)
+    return frozenset(names)
+
+
+def tool_call_problem(
+    name: Any, arguments: Any, call_id: Any, offered: frozenset[str] | None, provider: str
+) -> HarnessError | None:
+    """``output.unknown_tool`` or ``output.invalid_tool_arguments`` for one tool call."""
+    facts = Facts(provider)
+    location: dict[str, Any] = {}
+    if isinstance(name, str):
+        location["tool_name"] = name
+    if isinstance(call_id, str):
+        location["tool_call_id"] = call_id
+    if offered is not None and isinstance(name, str) and name not in offered:
+        listing = ", ".join(sorted(offered)) or "none"
+        return build(
+            "output.unknown_tool",
+            False,
+            facts,
+            detail=f"The model called the tool {name!r}, which was not offered.",
+            model_feedback=f"There is no tool named {name!r}. The tools you can call are: "
+            f"{listing}.",
+            location=location,
+        )
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            return build(
+                "output.invalid_tool_arguments",
+                False,
+                facts,
+                detail=f"The arguments of the call to {name!r} are not valid JSON ({reason}).",
+                model_feedback=f"The arguments you gave to the tool {name!r} are not valid "
+                f"JSON ({reason}). Call it again with one JSON object.",
+                location=location,
+            )
+        arguments = value
+    if arguments is not None and not isinstance(arguments, dict):
+        return build(
+            "output.invalid_tool_arguments",
+            False,
+            facts,
+            detail=f"The arguments of the call to {name!r} are not a JSON object.",
+            model_feedback=f"The arguments of the tool {name!r} must be one JSON object.",
+            location=location,
+        )
+    return None

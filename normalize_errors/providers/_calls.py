@@ -1,0 +1,199 @@
+"""The SDK calls a cassette scenario makes, through the real clients of each vendor.
+
+Used to record cassettes (against a local server or the live API) and to replay them.
+Each call builds a real client (``openai.OpenAI``, ``anthropic.Anthropic``,
+``google.genai.Client``, ``httpx.Client``), makes the scenario's call with SDK retries
+turned off, and returns what the caller gets: the result, or for a stream the list of
+chunks received. A failure propagates as the SDK raised it.
+
+``prepare`` (optional) receives each client before the call, so callers can wrap it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = ["BASE_URLS", "CALLS", "acall", "call"]
+
+BASE_URLS: Final = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "google": "https://generativelanguage.googleapis.com",
+}
+"""The live API of each provider; cassettes record their requests against these hosts."""
+
+DUMMY_KEYS: Final = {
+    "openai": "sk-test-replay",
+    "anthropic": "sk-ant-test-replay",
+    "google": "test-replay-key",
+}
+
+CALLS: Final = {
+    "openai": ("chat.completions.create", "responses.create", "images.generate"),
+    "anthropic": ("messages.create",),
+    "google": ("models.generate_content", "models.generate_content_stream"),
+    "http": ("post",),
+}
+"""The calls a scenario can name, per provider."""
+
+_MODELS: Final = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "google": "gemini-2.5-flash",
+}
+
+Prepare = Callable[[Any], Any]
+
+
+def _keep(client: Any) -> Any:
+    return client
+
+
+def _openai_kwargs(name: str, stream: bool, request: dict[str, Any]) -> dict[str, Any]:
+    if name == "responses.create":
+        kwargs: dict[str, Any] = {"model": _MODELS["openai"], "input": "Hello"}
+    elif name == "images.generate":
+        kwargs = {"model": "dall-e-3", "prompt": "A painting"}
+    else:
+        kwargs = {"model": _MODELS["openai"], "messages": [{"role": "user", "content": "Hello"}]}
+    if stream:
+        kwargs["stream"] = True
+    kwargs.update(request)
+    return kwargs
+
+
+def _method(client: Any, dotted: str) -> Any:
+    target = client
+    for part in dotted.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _client(
+    provider: str, mode: str, base_url: str | None, api_key: str | None, prepare: Prepare
+) -> Any:
+    key = api_key or DUMMY_KEYS.get(provider, "")
+    if provider == "openai":
+        openai = importlib.import_module("openai")
+        cls = openai.AsyncOpenAI if mode == "async" else openai.OpenAI
+        return prepare(cls(api_key=key, base_url=base_url or BASE_URLS["openai"], max_retries=0))
+    if provider == "anthropic":
+        anthropic = importlib.import_module("anthropic")
+        cls = anthropic.AsyncAnthropic if mode == "async" else anthropic.Anthropic
+        return prepare(cls(api_key=key, base_url=base_url or BASE_URLS["anthropic"], max_retries=0))
+    if provider == "google":
+        genai = importlib.import_module("google.genai")
+        options = {"base_url": base_url} if base_url else None
+        return prepare(genai.Client(api_key=key, http_options=options))
+    raise ValueError(f"no SDK client for provider {provider!r}")
+
+
+def call(
+    provider: str,
+    name: str,
+    *,
+    stream: bool = False,
+    base_url: str | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    request: dict[str, Any] | None = None,
+    prepare: Prepare = _keep,
+) -> Any:
+    """Make the scenario's call synchronously; return the result or the stream's chunks."""
+    request = dict(request or {})
+    if provider == "http":
+        return _http_post(url or base_url or "", request, stream, "sync", prepare)
+    client = _client(provider, "sync", base_url, api_key, prepare)
+    if provider == "google":
+        model = request.pop("model", _MODELS["google"])
+        contents = request.pop("contents", "Hello")
+        method = _method(client, name)
+        out = method(model=model, contents=contents, **request)
+        return list(out) if name.endswith("_stream") else out
+    if provider == "openai":
+        kwargs = _openai_kwargs(name, stream, request)
+    else:
+        kwargs = {
+            "model": _MODELS["anthropic"],
+            "max_tokens": 1024,
+            "messages": [{"role": "user", "content": "Hello"}],
+            **({"stream": True} if stream else {}),
+            **request,
+        }
+    out = _method(client, name)(**kwargs)
+    if stream:
+        with out as events:
+            return list(events)
+    return out
+
+
+async def acall(
+    provider: str,
+    name: str,
+    *,
+    stream: bool = False,
+    base_url: str | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    request: dict[str, Any] | None = None,
+    prepare: Prepare = _keep,
+) -> Any:
+    """The asynchronous twin of ``call``, through the SDK's async client."""
+    request = dict(request or {})
+    if provider == "http":
+        return await _ahttp_post(url or base_url or "", request, stream, prepare)
+    client = _client(provider, "async", base_url, api_key, prepare)
+    if provider == "google":
+        model = request.pop("model", _MODELS["google"])
+        contents = request.pop("contents", "Hello")
+        method = _method(client.aio, name)
+        out = await method(model=model, contents=contents, **request)
+        if name.endswith("_stream"):
+            return [chunk async for chunk in out]
+        return out
+    if provider == "openai":
+        kwargs = _openai_kwargs(name, stream, request)
+    else:
+        kwargs = {
+            "model": _MODELS["anthropic"],
+            "max_tokens": 1024,
+            "messages": [{"role": "user", "content": "Hello"}],
+            **({"stream": True} if stream else {}),
+            **request,
+        }
+    out = await _method(client, name)(**kwargs)
+    if stream:
+        async with out as events:
+            return [event async for event in events]
+    return out
+
+
+def _http_module() -> Any:
+    try:
+        return importlib.import_module("httpx")
+    except ImportError:  # pragma: no cover - httpx2-only installs
+        return importlib.import_module("httpx2")
+
+
+def _http_body(request: dict[str, Any]) -> dict[str, Any]:
+    body = {"model": "model", "messages": [{"role": "user", "content": "Hello"}]}
+    body.update(request)
+    return body
+
+
+def _http_post(url: str, request: dict[str, Any], stream: bool, mode: str, prepare: Prepare) -> Any:
+    httpx = _http_module()
+    with prepare(httpx.Client(timeout=30)) as client:
+        response = client.post(url, json=_http_body(request))
+        response.read()
+        return response
+
+
+async def _ahttp_post(url: str, request: dict[str, Any], stream: bool, prepare: Prepare) -> Any:
+    httpx = _http_module()
+    async with prepare(httpx.AsyncClient(timeout=30)) as client:
+        response = await client.post(url, json=_http_body(request))
+        await response.aread()
+        return response

@@ -1,0 +1,690 @@
+"""OpenAI, Azure OpenAI and OpenAI-compatible servers (vLLM, Ollama, OpenRouter, Groq, ...).
+
+Reads the exceptions of the ``openai`` SDK (1.x, 2.x, 3.x) by class name and attributes,
+raw error bodies of the OpenAI shape (``{"error": {"message", "type", "param", "code"}}``,
+the top-level ``{"object": "error", ...}`` of vLLM and Mistral, Ollama's
+``{"error": "text"}``, Azure's ``innererror``), and the results of chat completions and the
+Responses API for failure stop reasons.
+
+Facts worth knowing (see ``TABLE`` for the mapping):
+
+* ``body`` on an SDK error is the *inner* error object, or the raw text of a non-JSON body;
+* an ``{"error": ...}`` inside a stream raises a plain ``APIError`` with no status;
+* 429 means three different things: wait (``rate_limit_exceeded``), never (a request
+  larger than the per-minute limit) and pay (``insufficient_quota``);
+* the wait is often only in the message ("Please try again in 1.2s").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._rules import (
+    CONTEXT_WORDING,
+    Facts,
+    Rule,
+    build,
+    classify,
+    offered_names,
+    rule,
+    tool_call_problem,
+)
+from .._signals import (
+    body_text,
+    field,
+    integer,
+    lower_headers,
+    parse_body,
+    short,
+    text_of,
+)
+from ..exceptions import HarnessError
+
+__all__ = [
+    "CLASSES",
+    "NAME",
+    "TABLE",
+    "diagnose",
+    "diagnose_stream",
+    "from_response",
+    "looks_like",
+    "normalize",
+]
+
+NAME: Final = "openai"
+
+_QUOTA_IDS: Final = (
+    "insufficient_quota",
+    "billing_hard_limit_reached",
+    "billing_not_active",
+    "credit_balance_exhausted",
+    "insufficient_balance",
+    "insufficient_credits",
+)
+_FILTER_IDS: Final = (
+    "content_filter",
+    "content_policy_violation",
+    "responsibleaipolicyviolation",
+    "invalid_prompt",
+    "image_content_policy_violation",
+    "bio_policy",
+    "misalignment_policy_violation",
+    "moderation_blocked",
+)
+_AUTH_IDS: Final = (
+    "invalid_api_key",
+    "invalid_authentication",
+    "unsupported_country_region_territory",
+    "invalid_organization",
+    "account_deactivated",
+    "authentication_error",
+    "permission_error",
+    "permissiondenied",
+)
+_RATE_IDS: Final = (
+    "rate_limit_exceeded",
+    "too_many_requests",
+    "rate_limit_error",
+    "throttling_error",
+)
+_REQUEST_IDS: Final = (
+    "model_not_found",
+    "deploymentnotfound",
+    "not_found_error",
+    "invalid_request_error",
+    "invalid_value",
+    "unsupported_parameter",
+    "unsupported_value",
+    "invalid_image",
+    "invalid_image_format",
+    "invalid_base64_image",
+    "invalid_image_url",
+    "image_too_large",
+    "image_too_small",
+    "image_parse_error",
+    "invalid_image_mode",
+    "image_file_too_large",
+    "unsupported_image_media_type",
+    "empty_image_file",
+    "failed_to_download_image",
+    "image_file_not_found",
+    "data_residency_mismatch",
+)
+_SERVER_IDS: Final = (
+    "server_error",
+    "internal_error",
+    "service_unavailable",
+    "service_unavailable_error",
+    "api_error",
+)
+
+TABLE: Final[tuple[Rule, ...]] = (
+    rule(
+        "context.window_exceeded",
+        "code `context_length_exceeded` (or `string_above_max_length`)",
+        retryable=False,
+        ids=("context_length_exceeded", "string_above_max_length"),
+    ),
+    rule(
+        "context.window_exceeded",
+        "the message says the input is over the context window (OpenAI, vLLM, DeepSeek, "
+        "Mistral, Groq wording)",
+        retryable=False,
+        message=CONTEXT_WORDING,
+    ),
+    rule(
+        "context.window_exceeded",
+        "'Request too large … per min': one request is larger than the per-minute token "
+        "limit, so waiting cannot help; shrink it",
+        retryable=False,
+        message=r"request too large for",
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
+        retryable=False,
+        ids=_QUOTA_IDS,
+    ),
+    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
+    rule(
+        "upstream.rate_limited",
+        "the message says the quota, balance or credits ran out",
+        retryable=False,
+        message=r"insufficient (?:balance|credits?|quota)|exceeded your current quota"
+        r"|credit limit|out of credits|more credits",
+    ),
+    rule(
+        "policy.content_filtered",
+        "a content filter or safety system blocked it: `content_filter` (Azure "
+        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
+        retryable=False,
+        ids=_FILTER_IDS,
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "a key, organization or region code: `invalid_api_key`, "
+        "`unsupported_country_region_territory`, …",
+        retryable=False,
+        ids=_AUTH_IDS,
+    ),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule(
+        "upstream.authentication_failed",
+        "no API key was given",
+        retryable=False,
+        message=r"api_key client option must be set|didn't provide an api key"
+        r"|no api key provided|missing (?:bearer|api key)",
+    ),
+    rule(
+        "upstream.overloaded",
+        "the message says the model or server is overloaded",
+        retryable=True,
+        message=r"overloaded",
+    ),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule("upstream.rate_limited", "status 429", status=[429]),
+    rule(
+        "upstream.rate_limited",
+        "a rate-limit code (`rate_limit_exceeded`, …) without a status, as in a stream",
+        retryable=True,
+        ids=_RATE_IDS,
+    ),
+    rule(
+        "tool.timeout",
+        "Responses API `vector_store_timeout` (the file search tool timed out)",
+        retryable=True,
+        ids=["vector_store_timeout"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        "an invalid-request code: `model_not_found`, `DeploymentNotFound`, "
+        "`invalid_request_error`, image errors, …",
+        ids=_REQUEST_IDS,
+    ),
+    rule(
+        "upstream.unavailable",
+        "a server-error code (`server_error`, …)",
+        retryable=True,
+        ids=_SERVER_IDS,
+    ),
+)
+"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    "APIStatusError": None,
+    "APIError": None,
+    "APITimeoutError": ("upstream.unavailable", True),
+    "APIConnectionError": ("upstream.unavailable", True),
+    "APIResponseValidationError": ("upstream.invalid_response", True),
+    "LengthFinishReasonError": ("output.truncated", False),
+    "ContentFilterFinishReasonError": ("policy.content_filtered", False),
+    "OAuthError": ("upstream.authentication_failed", False),
+    "SubjectTokenProviderError": ("upstream.authentication_failed", False),
+    "WebSocketConnectionClosedError": ("upstream.unavailable", True),
+    "WebSocketQueueFullError": ("upstream.unavailable", True),
+    "InvalidWebhookSignatureError": ("upstream.invalid_response", False),
+    "OpenAIError": None,
+}
+"""SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
+
+The first class of the exception's MRO found here decides; a test checks that every
+exception class the SDK exports is covered by an entry more specific than ``OpenAIError``.
+"""
+
+_CREDENTIALS: Final = tuple(row for row in TABLE if row.code == "upstream.authentication_failed")
+
+
+# -- reading error objects ----------------------------------------------------------------------
+
+
+def _inner(body: Any) -> Any:
+    """The error object inside a parsed body: ``error`` if present, else the body itself."""
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]
+    if isinstance(body, dict) and "error" in body:
+        return body["error"]
+    return body
+
+
+def _read(error: Any, facts: dict[str, Any]) -> None:
+    """Fill ``facts`` from an OpenAI-shaped error object (a dict, a string or anything)."""
+    if isinstance(error, str):
+        facts.setdefault("message", error)
+        return
+    if not isinstance(error, dict):
+        return
+    message = error.get("message")
+    if isinstance(message, str):
+        facts["message"] = message
+    elif isinstance(message, (dict, list)):
+        facts["message"] = short(json.dumps(message))
+    code = error.get("code")
+    code_text = text_of(code) or (str(code) if integer(code) is not None else None)
+    ids = list(facts.get("ids", ()))
+    if code_text:
+        facts["vendor_code"] = code_text
+    error_type = text_of(error.get("type"))
+    if error_type:
+        facts["vendor_type"] = error_type
+    extra: dict[str, Any] = facts.setdefault("extra", {})
+    param = error.get("param")
+    if isinstance(param, str):
+        extra["param"] = param
+    inner = error.get("innererror")
+    if isinstance(inner, dict):
+        ids.append(text_of(inner.get("code")))
+        extra["innererror"] = inner
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict):
+        extra["metadata"] = metadata
+    facts["ids"] = ids
+
+
+def _facts(
+    status: int | None,
+    headers: dict[str, str],
+    body: Any,
+    text: str,
+    *,
+    exception: str | None = None,
+    in_stream: bool = False,
+    attempts: int | None = None,
+) -> Facts:
+    found: dict[str, Any] = {}
+    _read(_inner(body), found)
+    if body is None and text and not found.get("message") and not text.lstrip().startswith("<"):
+        found["message"] = short(text.strip(), 2048) if len(text) < 2048 else None
+    request_id = headers.get("x-request-id") or headers.get("apim-request-id")
+    return Facts(
+        NAME,
+        status=status,
+        headers=headers,
+        body=body,
+        text=text,
+        message=found.get("message"),
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        ids=found.get("ids", ()),
+        request_id=request_id,
+        exception=exception,
+        in_stream=in_stream,
+        attempts=attempts,
+        extra=found.get("extra"),
+    )
+
+
+def looks_like(body: Any) -> bool:
+    """Whether a parsed body has the OpenAI error shape (also vLLM, Ollama, Azure, ...)."""
+    if isinstance(body, list) and body:
+        body = body[0]
+    if not isinstance(body, dict):
+        return False
+    error = body.get("error")
+    if isinstance(error, dict):
+        return "message" in error or "code" in error
+    if isinstance(error, str):
+        return True
+    return body.get("object") == "error" and "message" in body
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw HTTP error response in the OpenAI shape."""
+    low = lower_headers(headers)
+    code = integer(status)
+    parsed = parse_body(body)
+    facts = _facts(code, low, parsed, body_text(body))
+    error_code, retryable = classify(TABLE, facts)
+    return build(error_code, retryable, facts)
+
+
+# -- SDK exceptions -----------------------------------------------------------------------------
+
+
+def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
+    for cls in type(exc).__mro__:
+        if cls.__name__ in CLASSES and cls.__module__.partition(".")[0] == NAME:
+            return cls.__name__, CLASSES[cls.__name__]
+    return None
+
+
+def _attempts(exc: BaseException) -> int | None:
+    """Attempts made, from the ``x-stainless-retry-count`` header of the last request."""
+    request = getattr(exc, "request", None)
+    if request is None:
+        response = getattr(exc, "response", None)
+        request = getattr(response, "_request", None)
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    try:
+        count = headers.get("x-stainless-retry-count")
+    except Exception:
+        return None
+    number = integer(count)
+    return None if number is None else number + 1
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``openai`` SDK, or ``None``."""
+    entry = _entry(exc)
+    if entry is None:
+        return None
+    name, fixed = entry
+    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
+        completion = getattr(exc, "completion", None)
+        found = diagnose(completion, None) if completion is not None else None
+        if found is not None:
+            found.upstream = {**found.upstream, "exception": qualname}
+            return found
+    response = getattr(exc, "response", None)
+    headers = lower_headers(getattr(response, "headers", None))
+    status = integer(getattr(exc, "status_code", None))
+    body = getattr(exc, "body", None)
+    text = body if isinstance(body, str) else ""
+    parsed = None if isinstance(body, str) else body
+    if isinstance(body, str):
+        parsed = parse_body(body)
+    in_stream = name == "APIError" and status is None
+    facts = _facts(
+        status,
+        headers,
+        parsed,
+        text,
+        exception=qualname,
+        in_stream=in_stream,
+        attempts=_attempts(exc),
+    )
+    if fixed is not None:
+        code, retryable = fixed
+        if name == "APITimeoutError":
+            facts.vendor_code = "timeout"
+        elif name == "APIConnectionError":
+            facts.vendor_code = "connection_error"
+        message = getattr(exc, "message", None)
+        if isinstance(message, str) and not facts.message:
+            facts.message = message
+        cause = exc.__cause__
+        if cause is not None:
+            origin = f"{type(cause).__module__}.{type(cause).__name__}"
+            facts.extra = {**facts.extra, "cause": origin}
+        return build(code, retryable, facts)
+    if name == "OpenAIError" and not facts.message:
+        message = getattr(exc, "message", None) or (exc.args[0] if exc.args else None)
+        facts.message = message if isinstance(message, str) else None
+        code, retryable = classify(_CREDENTIALS, facts)
+        if code == "upstream.authentication_failed":
+            return build(code, retryable, facts)
+        return None
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
+    facts = Facts(NAME, stop_reason=reason, extra={k: v for k, v in extra.items() if v})
+    facts.request_id = text_of(field(result, "_request_id", "id"))
+    return build(code, False, facts, detail=detail)
+
+
+def _usage(result: Any) -> dict[str, Any]:
+    usage = field(result, "usage")
+    out: dict[str, Any] = {}
+    for name in ("completion_tokens", "output_tokens", "prompt_tokens", "input_tokens"):
+        value = integer(field(usage, name))
+        if value is not None:
+            out[name] = value
+    details = field(usage, "completion_tokens_details", "output_tokens_details")
+    reasoning = integer(field(details, "reasoning_tokens"))
+    if reasoning is not None:
+        out["reasoning_tokens"] = reasoning
+    return out
+
+
+def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
+    for index, choice in enumerate(field(result, "choices") or ()):
+        finish = text_of(field(choice, "finish_reason"))
+        message = field(choice, "message") or {}
+        content = field(message, "content")
+        if content is None:
+            content = field(choice, "text")
+        if finish == "length":
+            usage = _usage(result)
+            spent = (
+                " (all of them on reasoning)"
+                if not content and usage.get("reasoning_tokens")
+                else ""
+            )
+            return _stop(
+                "output.truncated",
+                finish,
+                f"The output stopped at the output token limit{spent}.",
+                result,
+                usage=usage,
+                choice=index,
+            )
+        if finish == "content_filter":
+            return _stop(
+                "policy.content_filtered",
+                finish,
+                "The provider's content filter stopped the output.",
+                result,
+                content_filter_results=field(choice, "content_filter_results"),
+                choice=index,
+            )
+        refusal = field(message, "refusal")
+        if isinstance(refusal, str) and refusal:
+            return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
+        calls = field(message, "tool_calls") or ()
+        for call in calls:
+            function = field(call, "function")
+            found = tool_call_problem(
+                field(function, "name"),
+                field(function, "arguments"),
+                field(call, "id"),
+                offered,
+                NAME,
+            )
+            if found is not None:
+                found.result = result
+                return found
+        silent = not content and not calls and not field(message, "audio", "function_call")
+        if finish in ("stop", None) and silent:
+            return _stop("output.empty", finish or "none", "The model returned no content.", result)
+    return None
+
+
+_INCOMPLETE: Final = {
+    "max_output_tokens": ("output.truncated", "The output stopped at max_output_tokens."),
+    "content_filter": ("policy.content_filtered", "The provider's content filter stopped it."),
+}
+
+
+def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
+    status = text_of(field(result, "status"))
+    if status == "failed":
+        error = field(result, "error") or {}
+        found: dict[str, Any] = {}
+        _read(
+            {
+                "code": field(error, "code"),
+                "message": field(error, "message"),
+                "type": field(error, "type"),
+            },
+            found,
+        )
+        facts = Facts(
+            NAME,
+            message=found.get("message"),
+            vendor_code=found.get("vendor_code"),
+            vendor_type=found.get("vendor_type"),
+            stop_reason="failed",
+            request_id=text_of(field(result, "id")),
+        )
+        code, retryable = classify(TABLE, facts)
+        if code == "upstream.invalid_response" and facts.vendor_code is None:
+            code, retryable = "upstream.unavailable", True
+        return build(code, retryable, facts)
+    if status == "incomplete":
+        reason = text_of(field(field(result, "incomplete_details"), "reason")) or "incomplete"
+        code, detail = _INCOMPLETE.get(
+            reason, ("output.truncated", f"The response is incomplete ({reason}).")
+        )
+        return _stop(code, reason, detail, result, usage=_usage(result))
+    if status == "cancelled":
+        return _stop("harness.cancelled", status, "The response was cancelled.", result)
+    if status not in ("completed", None):
+        return None
+    output = field(result, "output") or ()
+    produced = False
+    for item in output:
+        kind = text_of(field(item, "type"))
+        if kind == "message":
+            for part in field(item, "content") or ():
+                part_type = text_of(field(part, "type"))
+                if part_type == "refusal":
+                    refusal = text_of(field(part, "refusal")) or "The model refused."
+                    return _stop("policy.model_refusal", "refusal", refusal, result)
+                if text_of(field(part, "text")):
+                    produced = True
+        elif kind == "function_call":
+            produced = True
+            problem = tool_call_problem(
+                field(item, "name"),
+                field(item, "arguments"),
+                field(item, "call_id"),
+                offered,
+                NAME,
+            )
+            if problem is not None:
+                problem.result = result
+                return problem
+        elif kind not in ("reasoning", None):
+            produced = True
+    if not produced and status == "completed":
+        return _stop("output.empty", "completed", "The model returned no output.", result)
+    return None
+
+
+def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a chat completion or Responses result means, or ``None``.
+
+    Looks at every choice's ``finish_reason`` (``length``, ``content_filter``), refusals,
+    tool calls (arguments that are not a JSON object; names outside ``tools`` when given)
+    and empty output; for the Responses API at ``status`` (``failed``, ``incomplete``,
+    ``cancelled``) and its output items.
+    """
+    offered = offered_names(tools)
+    if field(result, "choices") is not None:
+        found = _chat(result, offered)
+    elif text_of(field(result, "object")) == "response" or (
+        field(result, "output") is not None and field(result, "status") is not None
+    ):
+        found = _responses(result, offered)
+    else:
+        return None
+    if found is not None and found.result is None:
+        found.result = result
+    return found
+
+
+def _error_event(event: Any) -> HarnessError:
+    """A Responses ``error`` event that the SDK yields rather than raises (the flat shape)."""
+    found: dict[str, Any] = {}
+    nested = field(event, "error")
+    _read(
+        nested
+        if isinstance(nested, dict)
+        else {
+            "code": field(event, "code"),
+            "message": field(event, "message"),
+            "param": field(event, "param"),
+            "type": field(nested, "type"),
+        },
+        found,
+    )
+    facts = Facts(
+        NAME,
+        message=found.get("message"),
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        ids=found.get("ids", ()),
+        in_stream=True,
+        extra=found.get("extra"),
+    )
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a finished stream means: chat chunks or Responses events.
+
+    Chat chunks are folded into one completion (finish reason, content, refusal, tool-call
+    arguments) and read like ``diagnose``. Responses events give their ``error`` event or
+    the ``response`` of their final ``response.completed|failed|incomplete`` event.
+    """
+    choices: dict[int, dict[str, Any]] = {}
+    final: Any = None
+    for chunk in chunks:
+        kind = text_of(field(chunk, "type"))
+        if kind is not None:
+            if kind == "error":
+                return _error_event(chunk)
+            if kind in ("response.completed", "response.failed", "response.incomplete"):
+                final = field(chunk, "response")
+            continue
+        for choice in field(chunk, "choices") or ():
+            index = integer(field(choice, "index")) or 0
+            state = choices.setdefault(
+                index, {"content": "", "refusal": "", "calls": {}, "finish_reason": None}
+            )
+            finish = text_of(field(choice, "finish_reason"))
+            if finish:
+                state["finish_reason"] = finish
+            if field(choice, "content_filter_results") is not None:
+                state["content_filter_results"] = field(choice, "content_filter_results")
+            delta = field(choice, "delta") or {}
+            state["content"] += text_of(field(delta, "content")) or ""
+            state["refusal"] += text_of(field(delta, "refusal")) or ""
+            for call in field(delta, "tool_calls") or ():
+                slot = state["calls"].setdefault(
+                    integer(field(call, "index")) or 0, {"id": None, "name": "", "arguments": ""}
+                )
+                slot["id"] = slot["id"] or text_of(field(call, "id"))
+                function = field(call, "function") or {}
+                slot["name"] += text_of(field(function, "name")) or ""
+                slot["arguments"] += text_of(field(function, "arguments")) or ""
+    if final is not None:
+        return diagnose(final, tools)
+    if not choices:
+        return None
+    folded = {
+        "choices": [
+            {
+                "index": index,
+                "finish_reason": state["finish_reason"],
+                "content_filter_results": state.get("content_filter_results"),
+                "message": {
+                    "content": state["content"] or None,
+                    "refusal": state["refusal"] or None,
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for c in state["calls"].values()
+                    ]
+                    or None,
+                },
+            }
+            for index, state in sorted(choices.items())
+        ]
+    }
+    found = diagnose(folded, tools)
+    if found is not None:
+        found.result = None
+    return found

@@ -1,0 +1,215 @@
+"""Replay recorded provider failures offline, through the real SDK clients.
+
+A cassette is a vcrpy YAML file (``version``, ``interactions``) whose ``metadata`` names
+the scenario: provider, the SDK call, whether it streams, the public source of the
+response, and the harness error it should give. ``normalize-errors replay`` and the test
+suite run every shipped cassette this way; your own tests can do the same::
+
+    from normalize_errors.replay import load, run
+
+    outcome = run(load("cassettes/anthropic/overloaded_529.yaml"))
+    outcome.error.code        # 'upstream.overloaded'
+
+or replay one cassette around code of your own with ``use_cassette(path)``.
+
+Needs the ``replay`` extra (vcrpy, PyYAML and the SDKs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from . import _facade
+from .exceptions import HarnessError
+from .providers import _calls, adapter
+
+__all__ = ["Outcome", "Scenario", "cassette_paths", "load", "run", "shipped", "use_cassette"]
+
+MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
+
+
+def shipped() -> Path:
+    """The folder of the cassettes that ship with the package (or sit in the checkout)."""
+    here = Path(__file__).resolve().parent
+    inside = here / "cassettes"
+    return inside if inside.is_dir() else here.parent / "cassettes"
+
+
+def cassette_paths(paths: Sequence[str | Path] = ()) -> list[Path]:
+    """Every cassette under ``paths`` (files or folders), default the shipped ones, sorted."""
+    found: list[Path] = []
+    for item in [Path(p) for p in paths] or [shipped()]:
+        if item.is_dir():
+            found.extend(sorted(item.rglob("*.yaml")))
+        else:
+            found.append(item)
+    return found
+
+
+class Scenario:
+    """A cassette and what its metadata says about it."""
+
+    def __init__(self, path: Path, metadata: dict[str, Any], interactions: int) -> None:
+        self.path = path
+        self.metadata = metadata
+        self.interactions = interactions
+        self.provider: str = metadata["provider"]
+        self.name: str = metadata.get("name", path.stem)
+        self.call: str = metadata["call"]
+        self.stream: bool = bool(metadata.get("stream", False))
+        self.url: str | None = metadata.get("url")
+        self.base_url: str | None = metadata.get("base_url")
+        self.request: dict[str, Any] = dict(metadata.get("request") or {})
+        self.tools: list[Any] | None = metadata.get("tools")
+        self.expect: dict[str, Any] = dict(metadata.get("expect") or {})
+        self.source: dict[str, Any] = dict(metadata.get("source") or {})
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.provider}/{self.name})"
+
+
+def load(path: str | Path) -> Scenario:
+    """Read a cassette's metadata.
+
+    Raises:
+        ValueError: the file is not a cassette with scenario metadata.
+    """
+    import yaml
+
+    path = Path(path)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        raise ValueError(f"{path}: not a normalize-errors cassette (no metadata)")
+    metadata = data["metadata"]
+    for key in ("provider", "call"):
+        if key not in metadata:
+            raise ValueError(f"{path}: metadata has no {key!r}")
+    return Scenario(path, metadata, len(data.get("interactions") or ()))
+
+
+@contextlib.contextmanager
+def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[Any]:
+    """Replay ``path`` around the block; nothing reaches the network.
+
+    Requests are matched on method, scheme, host, port, path and query. Unless
+    ``allow_unplayed``, leaving an interaction unplayed fails the block.
+    """
+    import vcr
+
+    recorder = vcr.VCR(record_mode="none", match_on=MATCH_ON, decode_compressed_response=False)
+    with recorder.use_cassette(str(path)) as cassette:
+        yield cassette
+        if not allow_unplayed and not cassette.all_played:
+            raise AssertionError(
+                f"{path}: {len(cassette.data) - cassette.play_count} interaction(s) unplayed"
+            )
+
+
+class Outcome:
+    """What replaying a scenario gave: the SDK's exception or result, and the harness error."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        mode: str,
+        *,
+        exception: BaseException | None = None,
+        result: Any = None,
+        error: HarnessError | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.mode = mode
+        self.exception = exception
+        self.result = result
+        self.error = error
+
+    @property
+    def signal(self) -> str:
+        """What the vendor raised (its class) or the stop reason that failed."""
+        if self.exception is not None:
+            return type(self.exception).__name__
+        if self.error is not None:
+            stop = self.error.upstream.get("stop_reason")
+            if stop:
+                return f"stop_reason={stop}"
+            if self.error.upstream.get("in_stream"):
+                return "stream error event"
+        status = getattr(self.result, "status_code", None)
+        return f"HTTP {status}" if status is not None else "result"
+
+    def mismatches(self) -> list[str]:
+        """How the harness error differs from the scenario's ``expect``; empty if it agrees."""
+        return compare(self.scenario.expect, self.error)
+
+
+def compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
+    """The members of ``expect`` that ``error`` does not have (``upstream`` by subset)."""
+    if error is None:
+        return ["no harness error"] if expect else []
+    problems = []
+    for key, wanted in expect.items():
+        if key in ("note", "notes"):
+            continue
+        if key == "upstream":
+            for name, value in wanted.items():
+                got = error.upstream.get(name)
+                if got != value:
+                    problems.append(f"upstream.{name}: expected {value!r}, got {got!r}")
+            continue
+        got = getattr(error, key, None)
+        if key == "retry_after" and isinstance(got, float) and isinstance(wanted, (int, float)):
+            if abs(got - wanted) > 1e-6:
+                problems.append(f"retry_after: expected {wanted!r}, got {got!r}")
+            continue
+        if got != wanted:
+            problems.append(f"{key}: expected {wanted!r}, got {got!r}")
+    return problems
+
+
+def _judge(scenario: Scenario, mode: str, result: Any) -> Outcome:
+    """The harness error a result means: an HTTP response, stream chunks or an SDK result."""
+    if scenario.provider == "http":
+        status = result.status_code
+        if status >= 400:
+            try:
+                result.raise_for_status()
+            except Exception as exc:
+                return Outcome(scenario, mode, exception=exc, error=_facade.normalize(exc))
+        err = _facade.from_response(status, result.headers, result.content)
+        return Outcome(scenario, mode, result=result, error=err)
+    found: HarnessError | None
+    if scenario.stream or scenario.call.endswith("_stream"):
+        found = adapter(scenario.provider).diagnose_stream(result, scenario.tools)
+    else:
+        found = _facade.diagnose(result, provider=scenario.provider, tools=scenario.tools)
+    return Outcome(scenario, mode, result=result, error=found)
+
+
+def run(
+    scenario: Scenario, *, mode: str = "sync", prepare: _calls.Prepare | None = None
+) -> Outcome:
+    """Replay ``scenario`` through the real SDK client (``mode`` "sync" or "async").
+
+    ``prepare`` receives the SDK client before the call (to wrap it, for example).
+    """
+    options: dict[str, Any] = {
+        "stream": scenario.stream,
+        "url": scenario.url,
+        "base_url": scenario.base_url,
+        "request": scenario.request,
+    }
+    if prepare is not None:
+        options["prepare"] = prepare
+    with use_cassette(scenario.path):
+        try:
+            if mode == "async":
+                result = asyncio.run(_calls.acall(scenario.provider, scenario.call, **options))
+            else:
+                result = _calls.call(scenario.provider, scenario.call, **options)
+        except Exception as exc:
+            return Outcome(scenario, mode, exception=exc, error=_facade.normalize(exc))
+        return _judge(scenario, mode, result)
