@@ -10,8 +10,7 @@ Importing this package imports no third-party module.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._facade import check, diagnose, from_response, normalize
 from ._redact import redact
 from ._registry import (
     CATEGORIES,
@@ -68,6 +67,12 @@ from .exceptions import (
     class_for_code,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._wrap import normalized, wrap
+
 __all__ = [
     "CATEGORIES",
     "CODES",
@@ -118,12 +123,22 @@ __all__ = [
     "UpstreamOverloadedError",
     "UpstreamRateLimitedError",
     "UpstreamUnavailableError",
+    "check",
     "class_for_code",
+    "diagnose",
+    "from_response",
+    "normalize",
+    "normalized",
     "redact",
+    "wrap",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("wrap", "normalized"):
+        from . import _wrap
+
+        return getattr(_wrap, name)
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 

@@ -8,13 +8,15 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
-
 from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
-_R = TypeVar("_R")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, TypeVar
+
+    _R = TypeVar("_R")
 
 __all__ = ["check", "diagnose", "from_response", "normalize"]
 

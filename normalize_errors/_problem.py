@@ -50,7 +50,7 @@ def _parse(obj: Any, at: str, depth: int) -> HarnessError:
     code = obj.get("code")
     if not isinstance(code, str):
         raise ProblemFormatError(f"{at}/code", "required, a string")
-    if not CODE_PATTERN.fullmatch(code):
+    if not CODE_PATTERN.compiled().fullmatch(code):
         raise ProblemFormatError(f"{at}/code", "expected category.name in lower case")
     type_uri = _text(obj, "type", at)
     if type_uri is not None and type_uri not in TYPE_URIS:

@@ -20,9 +20,13 @@ Each is replaced by ``[REDACTED]``.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping
-from typing import Any, Final
+
+from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any, Final
 
 __all__ = ["KEY_SHAPES", "REDACTED", "redact", "sanitize"]
 
@@ -56,15 +60,14 @@ KEY_SHAPES: Final = (
 """The shapes of API keys and tokens, whatever surrounds them."""
 
 # One alternation, no nested quantifiers: linear time on any input.
-_PATTERN: Final = re.compile(
-    rf"""
+_PATTERN: Final = LazyPattern(
+    rf"""(?xi)
     (?P<key>{KEY_SHAPES})
     |(?P<scheme>\b(?:[Bb]earer|[Bb]asic)\s+)[A-Za-z0-9._~+/=-]{{8,}}
     |(?P<header>\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bcookie)
       (?P<hsep>["']?\s*[:=]\s*["']?)(?:(?:[Bb]earer|[Bb]asic)\s+)?[^\s"',;&}}]+
     |(?P<param>[?&](?:key|api_key|api-key|access_token|token)=)[^&\s"'#]+
-    """,
-    re.VERBOSE | re.IGNORECASE,
+    """
 )
 
 
@@ -82,9 +85,10 @@ def _replace(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """Return ``text`` with every credential it contains replaced by ``[REDACTED]``."""
-    if _PATTERN.search(text) is None:
+    pattern = _PATTERN.compiled()
+    if pattern.search(text) is None:
         return text
-    return _PATTERN.sub(_replace, text)
+    return pattern.sub(_replace, text)
 
 
 MAX_TEXT: Final = 4096
@@ -119,7 +123,7 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
         return float(value) if math.isfinite(value) else None
     if depth >= MAX_DEPTH:
         return "…"
-    if isinstance(value, Mapping):
+    if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
         out: dict[str, Any] = {}
         try:
             items = list(value.items())[:MAX_ITEMS]

@@ -11,9 +11,13 @@ table are all derived from this table.
 
 from __future__ import annotations
 
-import re
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple
+
+from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
 
 __all__ = [
     "CATEGORIES",
@@ -27,11 +31,14 @@ __all__ = [
     "code_info",
 ]
 
-Origin = Literal["model", "harness", "tool", "upstream", "user"]
-"""Where an error originated (draft section 4.2)."""
+if TYPE_CHECKING:
+    Origin = Literal["model", "harness", "tool", "upstream", "user"]
+    """Where an error originated (draft section 4.2)."""
 
-Advice = Literal["retry", "feedback", "adjust", "fix", "credentials", "human", "stop"]
-"""One word a program can switch on; see ``HarnessError.advice``."""
+    Advice = Literal["retry", "feedback", "adjust", "fix", "credentials", "human", "stop"]
+    """One word a program can switch on; see ``HarnessError.advice``."""
+else:  # at run time both are plain strings; type checkers see the literal values
+    Origin = Advice = str
 
 IANA_TYPE: Final = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 """The problem type URI the draft asks IANA to register; used for errors built here."""
@@ -41,12 +48,23 @@ PRE_REGISTRATION_TYPE: Final = "https://agenterrors.org/problems/harness-error"
 
 TYPE_URIS: Final = frozenset({IANA_TYPE, PRE_REGISTRATION_TYPE})
 
-CODE_PATTERN: Final = re.compile(r"(?:x-)?[a-z0-9_]+\.[a-z0-9_]+")
+CODE_PATTERN: Final = LazyPattern(r"(?:x-)?[a-z0-9_]+\.[a-z0-9_]+")
 """The syntax of a code (draft section 4.1); private categories start with ``x-``."""
 
 
-class CodeInfo(NamedTuple):
-    """One row of the registry."""
+class CodeInfo:
+    """One row of the registry (read-only)."""
+
+    __slots__ = (
+        "code",
+        "description",
+        "http_status",
+        "model_recoverable",
+        "origin",
+        "reaction",
+        "retryable",
+        "title",
+    )
 
     code: str
     title: str
@@ -57,6 +75,73 @@ class CodeInfo(NamedTuple):
     reaction: Advice
     """What to do when the error is neither retryable nor model-recoverable."""
     description: str
+
+    def __init__(  # noqa: PLR0917 - a registry row reads best positionally
+        self,
+        code: str,
+        title: str,
+        origin: Origin | None,
+        retryable: bool,
+        model_recoverable: bool,
+        http_status: int,
+        reaction: Advice,
+        description: str,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "code", code)
+        set_(self, "title", title)
+        set_(self, "origin", origin)
+        set_(self, "retryable", retryable)
+        set_(self, "model_recoverable", model_recoverable)
+        set_(self, "http_status", http_status)
+        set_(self, "reaction", reaction)
+        set_(self, "description", description)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("registry rows are read-only")
+
+    def __repr__(self) -> str:
+        return (
+            f"CodeInfo(code={self.code!r}, title={self.title!r}, origin={self.origin!r}, "
+            f"retryable={self.retryable!r}, model_recoverable={self.model_recoverable!r}, "
+            f"http_status={self.http_status!r}, reaction={self.reaction!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CodeInfo):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.title))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (CodeInfo, tuple(getattr(self, n) for n in _FIELDS))
+
+    def with_code(self, code: str) -> CodeInfo:
+        """The same row for another code (an unknown code that takes its category's row)."""
+        return CodeInfo(
+            code,
+            self.title,
+            self.origin,
+            self.retryable,
+            self.model_recoverable,
+            self.http_status,
+            self.reaction,
+            self.description,
+        )
+
+
+_FIELDS: Final = (
+    "code",
+    "title",
+    "origin",
+    "retryable",
+    "model_recoverable",
+    "http_status",
+    "reaction",
+    "description",
+)
 
 
 def _row(  # noqa: PLR0917 - a table row reads best positionally
@@ -194,4 +279,4 @@ def code_info(code: str) -> CodeInfo:
         return info
     category = code.partition(".")[0]
     row = _CATEGORY_ROWS.get(category, _UNKNOWN_ROW)
-    return row._replace(code=code)
+    return row.with_code(code)

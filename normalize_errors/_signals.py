@@ -11,12 +11,15 @@ Nothing here raises: malformed input gives ``None`` or a neutral value.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import time
-from collections.abc import Mapping
-from typing import Any, Final
+
+from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Final
 
 __all__ = [
     "MAX_JSON",
@@ -80,7 +83,7 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return headers.get(name)
 
 
-_SECONDS: Final = re.compile(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*")
+_SECONDS: Final = LazyPattern(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*")
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -93,13 +96,13 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     """
     ms = headers.get("retry-after-ms")
     if ms is not None:
-        match = _SECONDS.fullmatch(ms)
+        match = _SECONDS.compiled().fullmatch(ms)
         if match is not None:
             return float(match.group(1)) / 1000.0
     value = headers.get("retry-after")
     if value is None:
         return None
-    match = _SECONDS.fullmatch(value)
+    match = _SECONDS.compiled().fullmatch(value)
     if match is not None:
         return float(match.group(1))
     return _http_date_delay(value, now)
@@ -120,7 +123,7 @@ def _http_date_delay(value: str, now: float | None) -> float | None:
     return max(0.0, round(delay, 3))
 
 
-_DURATION_PART: Final = re.compile(r"(\d{1,12}(?:\.\d{1,9})?)(ms|h|m|s)")
+_DURATION_PART: Final = LazyPattern(r"(\d{1,12}(?:\.\d{1,9})?)(ms|h|m|s)")
 
 
 def parse_duration(text: Any) -> float | None:
@@ -133,7 +136,7 @@ def parse_duration(text: Any) -> float | None:
         return None
     total = 0.0
     pos = 0
-    for match in _DURATION_PART.finditer(text):
+    for match in _DURATION_PART.compiled().finditer(text):
         if match.start() != pos:
             return None
         number, unit = float(match.group(1)), match.group(2)
@@ -152,6 +155,8 @@ def body_text(body: Any, limit: int = MAX_JSON) -> str:
         return body[:limit] if len(body) > limit else body
     if isinstance(body, (bytes, bytearray, memoryview)):
         return bytes(body[: limit * 4]).decode("utf-8", "replace")[:limit]
+    import json
+
     try:
         return json.dumps(body, default=str)[:limit]
     except Exception:
@@ -184,15 +189,16 @@ def parse_body(body: Any) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "{[":
         return None
+    import json
+
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         return None
 
 
-_TITLE: Final = re.compile(r"<title[^>]{0,200}>([^<]{0,500})</title", re.IGNORECASE)
-_HEADING: Final = re.compile(r"<h1[^>]{0,200}>([^<]{0,500})</h1", re.IGNORECASE)
-_SPACE: Final = re.compile(r"\s+")
+_TITLE: Final = LazyPattern(r"(?i)<title[^>]{0,200}>([^<]{0,500})</title")
+_HEADING: Final = LazyPattern(r"(?i)<h1[^>]{0,200}>([^<]{0,500})</h1")
 
 
 def html_title(text: str) -> str | None:
@@ -203,12 +209,12 @@ def html_title(text: str) -> str | None:
     head = text[:65536]
     if "<" not in head[:1024] or "html" not in head[:4096].lower():
         return None
-    match = _TITLE.search(head) or _HEADING.search(head)
+    match = _TITLE.compiled().search(head) or _HEADING.compiled().search(head)
     if match is None:
         return ""
     from html import unescape
 
-    return _SPACE.sub(" ", unescape(match.group(1))).strip()
+    return " ".join(unescape(match.group(1)).split())
 
 
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -268,7 +274,7 @@ def field(obj: Any, *names: str) -> Any:
     """
     for name in names:
         try:
-            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+            value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
         except Exception:
             value = None
         if value is not None:
@@ -305,6 +311,8 @@ def stream_error(text: str) -> dict[str, Any] | None:
     """
     if "error" not in text[: 1 << 18]:
         return None
+    import json
+
     for count, line in enumerate(text[: 1 << 18].splitlines()):
         if count > 10_000:
             break

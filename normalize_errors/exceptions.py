@@ -52,14 +52,17 @@ the category class; a private ``x-`` code is a plain ``HarnessError``.
 
 from __future__ import annotations
 
-import json
 import math
-import pickle
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, Final, TypedDict, TypeVar
 
 from ._redact import redact, sanitize
-from ._registry import CODE_PATTERN, IANA_TYPE, Advice, CodeInfo, Origin, code_info
+from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any, ClassVar, Final, TypedDict, TypeVar
+
+    from ._registry import Advice, Origin
 
 __all__ = [
     "ApprovalDeniedError",
@@ -134,23 +137,28 @@ MEMBERS: Final = (
 """The members of a harness error object, in the order ``to_dict`` writes them."""
 
 
-class Limit(TypedDict, total=False):
-    """The limit that was exceeded (draft section 4.9)."""
+if TYPE_CHECKING:
 
-    name: str
-    value: float
-    observed: float
-    unit: str
+    class Limit(TypedDict, total=False):
+        """The limit that was exceeded (draft section 4.9)."""
 
+        name: str
+        value: float
+        observed: float
+        unit: str
 
-class Location(TypedDict, total=False):
-    """Where in the run the error happened (draft section 4.10)."""
+    class Location(TypedDict, total=False):
+        """Where in the run the error happened (draft section 4.10)."""
 
-    run_id: str
-    turn: int
-    tool_name: str
-    tool_call_id: str
-    pointer: str
+        run_id: str
+        turn: int
+        tool_name: str
+        tool_call_id: str
+        pointer: str
+
+    _E = TypeVar("_E", bound="HarnessError")
+else:  # at run time both are plain dicts; type checkers see their members
+    Limit = Location = dict
 
 
 class ProblemFormatError(ValueError):
@@ -168,9 +176,6 @@ class ProblemFormatError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.pointer, self.reason))
-
-
-_E = TypeVar("_E", bound="HarnessError")
 
 
 class HarnessError(Exception):
@@ -234,7 +239,7 @@ class HarnessError(Exception):
             code = fixed
         elif fixed is not None:
             raise ValueError(f"{cls.__name__} has code {fixed!r}, not {code!r}")
-        elif not CODE_PATTERN.fullmatch(code):
+        elif not CODE_PATTERN.compiled().fullmatch(code):
             raise ValueError(f"{code!r} is not a harness error code (category.name)")
         elif cls._category is not None and code.partition(".")[0] != cls._category:
             raise ValueError(f"{code!r} is not in the {cls._category!r} category")
@@ -464,6 +469,8 @@ class HarnessError(Exception):
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The problem details object as JSON text."""
+        import json
+
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent, allow_nan=False)
 
     @classmethod
@@ -931,19 +938,48 @@ def _pickle_state(err: HarnessError) -> dict[str, Any]:
         if key in _STATE or (key != "__traceback__" and _picklable(value)):
             state[key] = value
     cause = err.__cause__
-    if cause is not None and _picklable(cause):
-        state["__cause__"] = cause
+    if cause is not None:
+        state["__cause__"] = cause if _picklable(cause) else _ExceptionCopy(cause)
     return state
 
 
 def _picklable(value: object) -> bool:
+    """Whether ``value`` survives a pickle round trip (dumping alone proves too little)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return True
+    import pickle
+
     try:
-        pickle.dumps(value)
+        pickle.loads(pickle.dumps(value))
     except Exception:
         return False
     return True
+
+
+class _ExceptionCopy:
+    """Pickles an exception whose class cannot be rebuilt from its ``args`` (most SDK errors).
+
+    On load it becomes an instance of the same class carrying the same ``args`` and the
+    attributes that pickle, made without calling the class's ``__init__``.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        exc = self.exc
+        args = exc.args if _picklable(exc.args) else ()
+        attrs = {k: v for k, v in vars(exc).items() if k != "__traceback__" and _picklable(v)}
+        return (_rebuild_exception, (type(exc), args, attrs))
+
+
+def _rebuild_exception(
+    cls: type[BaseException], args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(attrs)
+    return exc
 
 
 def _restore(

@@ -64,6 +64,7 @@ class Scenario:
         self.url: str | None = metadata.get("url")
         self.base_url: str | None = metadata.get("base_url")
         self.request: dict[str, Any] = dict(metadata.get("request") or {})
+        self.client: dict[str, Any] = dict(metadata.get("client") or {})
         self.tools: list[Any] | None = metadata.get("tools")
         self.expect: dict[str, Any] = dict(metadata.get("expect") or {})
         self.source: dict[str, Any] = dict(metadata.get("source") or {})
@@ -201,6 +202,7 @@ def run(
         "url": scenario.url,
         "base_url": scenario.base_url,
         "request": scenario.request,
+        "client": scenario.client,
     }
     if prepare is not None:
         options["prepare"] = prepare

@@ -211,6 +211,7 @@ def record(path: Path, out: Path, live: bool) -> Path:
         options: dict[str, Any] = {
             "stream": bool(scenario.get("stream")),
             "request": scenario.get("request") or {},
+            "client": scenario.get("client") or {},
         }
         if live:
             options["api_key"] = os.environ.get(KEYS.get(provider, ""), "")

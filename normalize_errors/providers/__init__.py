@@ -26,7 +26,15 @@ from typing import Any, Final, Protocol
 
 from ..exceptions import HarnessError
 
-__all__ = ["NAMES", "Adapter", "Rule", "adapter", "adapter_for_exception"]
+__all__ = [
+    "NAMES",
+    "Adapter",
+    "Rule",
+    "adapter",
+    "adapter_for_exception",
+    "provider_of",
+    "provider_of_object",
+]
 
 NAMES: Final = ("openai", "anthropic", "google", "http")
 """The provider names, in the order ``from_response`` tries them on a body's shape."""
@@ -104,6 +112,15 @@ def provider_of(exc: BaseException) -> str | None:
     for cls in type(exc).__mro__:
         name = _root(cls)
         if name is not None:
+            return name
+    return None
+
+
+def provider_of_object(obj: object) -> str | None:
+    """The vendor whose SDK made ``obj`` (a result, a stream, a resource), or ``None``."""
+    for cls in type(obj).__mro__:
+        name = _root(cls)
+        if name is not None and name != "http":
             return name
     return None
 

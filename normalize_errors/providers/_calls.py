@@ -6,7 +6,9 @@ Each call builds a real client (``openai.OpenAI``, ``anthropic.Anthropic``,
 turned off, and returns what the caller gets: the result, or for a stream the list of
 chunks received. A failure propagates as the SDK raised it.
 
-``prepare`` (optional) receives each client before the call, so callers can wrap it.
+``prepare`` (optional) receives each client before the call, so callers can wrap it;
+``client`` holds constructor options (``max_retries`` for openai and anthropic,
+``http_options`` for google-genai) for scenarios where the SDK's own retries matter.
 """
 
 from __future__ import annotations
@@ -72,21 +74,26 @@ def _method(client: Any, dotted: str) -> Any:
 
 
 def _client(
-    provider: str, mode: str, base_url: str | None, api_key: str | None, prepare: Prepare
+    provider: str,
+    mode: str,
+    base_url: str | None,
+    api_key: str | None,
+    *,
+    prepare: Prepare,
+    options: dict[str, Any],
 ) -> Any:
     key = api_key or DUMMY_KEYS.get(provider, "")
-    if provider == "openai":
-        openai = importlib.import_module("openai")
-        cls = openai.AsyncOpenAI if mode == "async" else openai.OpenAI
-        return prepare(cls(api_key=key, base_url=base_url or BASE_URLS["openai"], max_retries=0))
-    if provider == "anthropic":
-        anthropic = importlib.import_module("anthropic")
-        cls = anthropic.AsyncAnthropic if mode == "async" else anthropic.Anthropic
-        return prepare(cls(api_key=key, base_url=base_url or BASE_URLS["anthropic"], max_retries=0))
+    if provider in ("openai", "anthropic"):
+        sdk = importlib.import_module(provider)
+        name = {"openai": "OpenAI", "anthropic": "Anthropic"}[provider]
+        cls = getattr(sdk, ("Async" + name) if mode == "async" else name)
+        settings = {"max_retries": 0, **options}
+        return prepare(cls(api_key=key, base_url=base_url or BASE_URLS[provider], **settings))
     if provider == "google":
         genai = importlib.import_module("google.genai")
-        options = {"base_url": base_url} if base_url else None
-        return prepare(genai.Client(api_key=key, http_options=options))
+        http_options = {"base_url": base_url} if base_url else {}
+        http_options.update(options.get("http_options") or {})
+        return prepare(genai.Client(api_key=key, http_options=http_options or None))
     raise ValueError(f"no SDK client for provider {provider!r}")
 
 
@@ -99,17 +106,18 @@ def call(
     url: str | None = None,
     api_key: str | None = None,
     request: dict[str, Any] | None = None,
+    client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
 ) -> Any:
     """Make the scenario's call synchronously; return the result or the stream's chunks."""
     request = dict(request or {})
     if provider == "http":
         return _http_post(url or base_url or "", request, stream, "sync", prepare)
-    client = _client(provider, "sync", base_url, api_key, prepare)
+    sdk = _client(provider, "sync", base_url, api_key, prepare=prepare, options=client or {})
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(client, name)
+        method = _method(sdk, name)
         out = method(model=model, contents=contents, **request)
         return list(out) if name.endswith("_stream") else out
     if provider == "openai":
@@ -122,7 +130,7 @@ def call(
             **({"stream": True} if stream else {}),
             **request,
         }
-    out = _method(client, name)(**kwargs)
+    out = _method(sdk, name)(**kwargs)
     if stream:
         with out as events:
             return list(events)
@@ -138,17 +146,18 @@ async def acall(
     url: str | None = None,
     api_key: str | None = None,
     request: dict[str, Any] | None = None,
+    client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
 ) -> Any:
     """The asynchronous twin of ``call``, through the SDK's async client."""
     request = dict(request or {})
     if provider == "http":
         return await _ahttp_post(url or base_url or "", request, stream, prepare)
-    client = _client(provider, "async", base_url, api_key, prepare)
+    sdk = _client(provider, "async", base_url, api_key, prepare=prepare, options=client or {})
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(client.aio, name)
+        method = _method(sdk.aio, name)
         out = await method(model=model, contents=contents, **request)
         if name.endswith("_stream"):
             return [chunk async for chunk in out]
@@ -163,7 +172,7 @@ async def acall(
             **({"stream": True} if stream else {}),
             **request,
         }
-    out = await _method(client, name)(**kwargs)
+    out = await _method(sdk, name)(**kwargs)
     if stream:
         async with out as events:
             return [event async for event in events]

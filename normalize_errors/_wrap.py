@@ -1,0 +1,541 @@
+"""``wrap(client)``: the same client, raising typed harness errors; and ``normalized()``.
+
+A wrapped client is a transparent proxy. Attribute access reaches the real client;
+resources (``client.chat.completions``, ``client.messages``, ``client.models``,
+``client.aio``), ``with_options(...)``, ``with_raw_response`` and stream managers come back
+wrapped too; every method call runs the real method and:
+
+* on an exception, raises its typed harness error, built as a *drop-in*: an instance of
+  both the harness class and the vendor class it replaces (``except openai.RateLimitError``
+  and ``except UpstreamRateLimitedError`` both catch it), carrying the vendor exception's
+  attributes, with the vendor exception as ``__cause__``;
+* on a result, runs ``check()`` (unless turned off) and returns the *same* result object;
+* on a stream, returns a stream that yields the same chunks, raises typed errors for errors
+  inside the stream and, at its end, for a failure stop reason; the chunks received before
+  the error are on the error as ``chunks``.
+
+``isinstance(wrapped, openai.OpenAI)`` holds. Only ``Exception`` subclasses are converted:
+cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through untouched.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Collection, Iterable
+from enum import Enum
+from typing import Any, Final, TypeVar, cast, overload
+
+from . import _facade
+from ._dropin import dropin_class
+from .exceptions import HarnessError
+
+__all__ = ["normalized", "typed_error", "wrap"]
+
+_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_SNAPSHOTS: Final = ("current_message_snapshot", "current_completion_snapshot")
+
+
+def typed_error(exc: BaseException, *, provider: str | None = None) -> HarnessError:
+    """The typed error for ``exc``, as a drop-in instance of ``type(exc)`` too when possible.
+
+    The result's ``__cause__`` is ``exc``; it carries ``exc``'s attributes, except that
+    ``code``, ``type`` and ``status`` are the harness error's own (the vendor's are in
+    ``upstream``).
+    """
+    err = _facade.normalize(exc, provider=provider)
+    if isinstance(exc, HarnessError) or err is exc:
+        return err
+    vendor = type(exc)
+    if vendor.__module__ in ("builtins",) and not isinstance(exc, Exception):
+        return err
+    cls = dropin_class(type(err), vendor)
+    if cls is type(err):
+        return err
+    typed = cls.__new__(cls)
+    typed.__dict__.update(vars(exc))
+    typed.__dict__.update(vars(err))
+    typed.args = err.args
+    typed.__cause__ = exc
+    return typed
+
+
+class _Options:
+    """What a wrapped client was asked to do; shared by every proxy it hands out."""
+
+    __slots__ = ("check", "codes", "max_attempts", "provider")
+
+    def __init__(
+        self,
+        provider: str | None,
+        check: bool | Collection[str],
+        max_attempts: int | None,
+    ) -> None:
+        self.provider = provider
+        self.check = bool(check)
+        self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
+        self.max_attempts = max_attempts
+
+    def child(self, client: Any) -> _Options:
+        """The options for a new client (``with_options``): its own ``max_retries``."""
+        attempts = _max_attempts(client)
+        if attempts is None or attempts == self.max_attempts:
+            return self
+        return _Options(
+            self.provider, self.codes if self.codes is not None else self.check, attempts
+        )
+
+
+def _max_attempts(client: Any) -> int | None:
+    retries = getattr(client, "max_retries", None)
+    if isinstance(retries, int) and not isinstance(retries, bool):
+        return retries + 1
+    return None
+
+
+# What to do with a value coming out of the real client, decided once per type.
+_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY = range(6)
+_KINDS: dict[tuple[type, bool], int] = {}
+_DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, frozenset, Enum)
+
+
+def _kind(value: Any, from_call: bool) -> int:
+    """How to treat ``value``: returned by a call (``from_call``) or read as an attribute.
+
+    Data (strings, numbers, enums, containers) and classes are returned as they are; SDK
+    models are checked and returned as they are; generators and SDK streams are wrapped as
+    streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
+    proxies. Objects of httpx/httpx2 and context managers are wrapped only when a call
+    returns them (a wrapped ``httpx.Client``'s responses and ``stream()`` managers), never
+    when read as attributes (``client.base_url``).
+    """
+    cls = type(value)
+    key = (cls, from_call)
+    kind = _KINDS.get(key)
+    if kind is not None:
+        return kind
+    module = getattr(cls, "__module__", "") or ""
+    root = module.partition(".")[0]
+    sdk = root in ("openai", "anthropic") or module.startswith("google.genai")
+    if isinstance(value, (_DATA, type)) or value is None:
+        kind = _PLAIN
+    elif inspect.isgenerator(value):
+        kind = _STREAM
+    elif inspect.isasyncgen(value):
+        kind = _ASTREAM
+    elif not sdk and not (from_call and root in ("httpx", "httpx2")):
+        managed = hasattr(cls, "__enter__") or hasattr(cls, "__aenter__")
+        kind = _PROXY if from_call and managed else _PLAIN
+    elif hasattr(cls, "model_fields") or hasattr(cls, "__pydantic_fields__"):
+        kind = _PAGE if hasattr(cls, "iter_pages") else _MODEL
+    elif hasattr(cls, "__next__") or (hasattr(cls, "__iter__") and hasattr(cls, "response")):
+        kind = _STREAM
+    elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):
+        kind = _ASTREAM
+    else:
+        kind = _PROXY
+    _KINDS[key] = kind
+    return kind
+
+
+def _checked(result: Any, options: _Options, tools: Any) -> Any:
+    if options.check:
+        err = _facade.diagnose(result, provider=options.provider, tools=tools)
+        if err is not None and (options.codes is None or err.code in options.codes):
+            err.max_attempts = err.max_attempts or options.max_attempts
+            raise err
+    return result
+
+
+def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> HarnessError:
+    err = typed_error(exc, provider=options.provider)
+    if (
+        err.max_attempts is None
+        and options.max_attempts is not None
+        and err.code.startswith("upstream.")
+    ):
+        err.max_attempts = options.max_attempts
+    if chunks is not None:
+        err.chunks = chunks
+    return err
+
+
+def _after(
+    value: Any, options: _Options, tools: Any, owner: Any = None, *, from_call: bool = True
+) -> Any:
+    kind = _kind(value, from_call)
+    if kind == _PLAIN:
+        return value
+    if kind == _MODEL:
+        return _checked(value, options, tools)
+    if kind == _STREAM:
+        return _Stream(value, options, tools, owner)
+    if kind == _ASTREAM:
+        return _AsyncStream(value, options, tools, owner)
+    if kind == _PAGE:
+        _checked(value, options, tools)
+    return _Proxy(value, options.child(value))
+
+
+class _Proxy:
+    """Stands in for an SDK object: forwards everything, wraps what comes out."""
+
+    __slots__ = ("__weakref__", "_ne_cache", "_ne_options", "_ne_target")
+
+    def __init__(self, target: Any, options: _Options) -> None:
+        object.__setattr__(self, "_ne_target", target)
+        object.__setattr__(self, "_ne_options", options)
+        object.__setattr__(self, "_ne_cache", {})
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(proxy, openai.OpenAI) holds
+        return type(self._ne_target)
+
+    def __getattr__(self, name: str) -> Any:
+        cache = self._ne_cache
+        if name in cache:
+            return cache[name]
+        target = self._ne_target
+        value = getattr(target, name)
+        if name.startswith("_"):
+            return value
+        if inspect.ismethod(value) or inspect.isfunction(value) or inspect.isbuiltin(value):
+            wrapped = _method(value, self._ne_options, target)
+            cache[name] = wrapped
+            return wrapped
+        out = _after(value, self._ne_options, None, owner=target, from_call=False)
+        if isinstance(out, _Proxy):
+            cache[name] = out
+        return out
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ne_target, name, value)
+        self._ne_cache.pop(name, None)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._ne_target, name)
+        self._ne_cache.pop(name, None)
+
+    def __dir__(self) -> Iterable[str]:
+        return dir(self._ne_target)
+
+    def __repr__(self) -> str:
+        return repr(self._ne_target)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        options = self._ne_options
+        try:
+            result = self._ne_target(*args, **kwargs)
+        except Exception as exc:
+            raise _fail(exc, options) from exc
+        return _after(result, options, kwargs.get("tools"))
+
+    def __enter__(self) -> Any:
+        options = self._ne_options
+        try:
+            entered = self._ne_target.__enter__()
+        except Exception as exc:
+            raise _fail(exc, options) from exc
+        if entered is self._ne_target:
+            return self
+        return _after(entered, options, None)
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self._ne_target.__exit__(*exc_info)
+
+    async def __aenter__(self) -> Any:
+        options = self._ne_options
+        try:
+            entered = await self._ne_target.__aenter__()
+        except Exception as exc:
+            raise _fail(exc, options) from exc
+        if entered is self._ne_target:
+            return self
+        return _after(entered, options, None)
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._ne_target.__aexit__(*exc_info)
+
+    def __iter__(self) -> Any:
+        return _Stream(iter(self._ne_target), self._ne_options, None, self._ne_target)
+
+    def __aiter__(self) -> Any:
+        return _AsyncStream(self._ne_target.__aiter__(), self._ne_options, None, self._ne_target)
+
+
+def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
+    """The wrapper of one bound method of an SDK object."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            try:
+                result = await method(*args, **kwargs)
+            except Exception as exc:
+                raise _fail(exc, options) from exc
+            return _after(result, options, kwargs.get("tools"), owner)
+
+        return acall
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = method(*args, **kwargs)
+        except Exception as exc:
+            raise _fail(exc, options) from exc
+        if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
+            return _awaited(result, options, kwargs.get("tools"), owner)
+        return _after(result, options, kwargs.get("tools"), owner)
+
+    return call
+
+
+async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) -> Any:
+    try:
+        result = await awaitable
+    except Exception as exc:
+        raise _fail(exc, options) from exc
+    return _after(result, options, tools, owner)
+
+
+def _stream_problem(
+    target: Any, owner: Any, chunks: list[Any], options: _Options, tools: Any
+) -> HarnessError | None:
+    """The failure a finished stream means: from its owner's snapshot, else its chunks."""
+    if not options.check:
+        return None
+    from .providers import adapter, provider_of_object
+
+    for holder in (target, owner):
+        for attr in _SNAPSHOTS:
+            try:
+                snapshot = getattr(holder, attr, None) if holder is not None else None
+            except Exception:  # a snapshot property of a stream that never started
+                snapshot = None
+            if snapshot is not None:
+                found = _facade.diagnose(snapshot, provider=options.provider, tools=tools)
+                return _selected(found, options)
+    name = options.provider or provider_of_object(owner if owner is not None else target)
+    if name is None and chunks:
+        name = provider_of_object(chunks[-1])
+    if name is None or not chunks:
+        return None
+    return _selected(adapter(name).diagnose_stream(chunks, tools), options)
+
+
+def _selected(err: HarnessError | None, options: _Options) -> HarnessError | None:
+    if err is None or (options.codes is not None and err.code not in options.codes):
+        return None
+    return err
+
+
+class _Stream(_Proxy):
+    """A wrapped synchronous stream: same chunks, typed errors, a stop-reason check at the end."""
+
+    __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
+
+    def __init__(self, target: Any, options: _Options, tools: Any, owner: Any) -> None:
+        super().__init__(target, options)
+        object.__setattr__(self, "_ne_tools", tools)
+        object.__setattr__(self, "_ne_owner", owner)
+        object.__setattr__(self, "_ne_chunks", [])
+        object.__setattr__(self, "_ne_iter", None)
+        object.__setattr__(self, "_ne_done", False)
+
+    def __iter__(self) -> _Stream:
+        return self
+
+    def __next__(self) -> Any:
+        iterator = self._ne_iter
+        if iterator is None:
+            try:
+                iterator = iter(self._ne_target)
+            except Exception as exc:
+                raise _fail(exc, self._ne_options) from exc
+            object.__setattr__(self, "_ne_iter", iterator)
+        try:
+            chunk = next(iterator)
+        except StopIteration:
+            self._ne_finish()
+            raise
+        except Exception as exc:
+            raise _fail(exc, self._ne_options, self._ne_chunks) from exc
+        self._ne_chunks.append(chunk)
+        return chunk
+
+    def _ne_finish(self) -> None:
+        if self._ne_done:
+            return
+        object.__setattr__(self, "_ne_done", True)
+        err = _stream_problem(
+            self._ne_target, self._ne_owner, self._ne_chunks, self._ne_options, self._ne_tools
+        )
+        if err is not None:
+            err.chunks = self._ne_chunks
+            raise err
+
+    def __enter__(self) -> Any:
+        enter = getattr(self._ne_target, "__enter__", None)
+        if enter is not None:
+            try:
+                enter()
+            except Exception as exc:
+                raise _fail(exc, self._ne_options) from exc
+        return self
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        leave = getattr(self._ne_target, "__exit__", None)
+        return None if leave is None else leave(*exc_info)
+
+
+class _AsyncStream(_Proxy):
+    """A wrapped asynchronous stream, the twin of ``_Stream``."""
+
+    __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
+
+    def __init__(self, target: Any, options: _Options, tools: Any, owner: Any) -> None:
+        super().__init__(target, options)
+        object.__setattr__(self, "_ne_tools", tools)
+        object.__setattr__(self, "_ne_owner", owner)
+        object.__setattr__(self, "_ne_chunks", [])
+        object.__setattr__(self, "_ne_iter", None)
+        object.__setattr__(self, "_ne_done", False)
+
+    def __aiter__(self) -> _AsyncStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        iterator = self._ne_iter
+        if iterator is None:
+            try:
+                iterator = self._ne_target.__aiter__()
+            except Exception as exc:
+                raise _fail(exc, self._ne_options) from exc
+            object.__setattr__(self, "_ne_iter", iterator)
+        try:
+            chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            if not self._ne_done:
+                object.__setattr__(self, "_ne_done", True)
+                err = _stream_problem(
+                    self._ne_target,
+                    self._ne_owner,
+                    self._ne_chunks,
+                    self._ne_options,
+                    self._ne_tools,
+                )
+                if err is not None:
+                    err.chunks = self._ne_chunks
+                    raise err from None
+            raise
+        except Exception as exc:
+            raise _fail(exc, self._ne_options, self._ne_chunks) from exc
+        self._ne_chunks.append(chunk)
+        return chunk
+
+    async def __aenter__(self) -> Any:
+        enter = getattr(self._ne_target, "__aenter__", None)
+        if enter is not None:
+            try:
+                await enter()
+            except Exception as exc:
+                raise _fail(exc, self._ne_options) from exc
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        leave = getattr(self._ne_target, "__aexit__", None)
+        return None if leave is None else await leave(*exc_info)
+
+
+def wrap(
+    client: _T,
+    *,
+    provider: str | None = None,
+    check: bool | Collection[str] = True,
+) -> _T:
+    """The same client, raising typed harness errors for every failure.
+
+    Args:
+        client: an ``openai.OpenAI``/``AsyncOpenAI`` (or Azure) client, an
+            ``anthropic.Anthropic``/``AsyncAnthropic`` (or Bedrock/Vertex) client, a
+            ``google.genai.Client``, or an ``httpx``/``httpx2`` ``Client``/``AsyncClient``.
+        provider: the provider name, when the library should not work it out (an
+            OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
+        check: run ``check()`` on every result and at the end of every stream, raising the
+            typed error of a failure stop reason (``True``, the default); ``False`` returns
+            results untouched; a collection of codes raises only those codes.
+
+    Returns:
+        A proxy with the same interface that type checkers see as the client's own type;
+        ``isinstance`` checks against the client's class hold.
+    """
+    options = _Options(provider, check, _max_attempts(client))
+    return cast("_T", _Proxy(client, options))
+
+
+class _Normalizer:
+    """``normalized()``: a context manager and decorator that types exceptions."""
+
+    def __init__(self, provider: str | None) -> None:
+        self.provider = provider
+
+    def __enter__(self) -> _Normalizer:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
+            raise typed_error(exc, provider=self.provider) from exc
+
+    async def __aenter__(self) -> _Normalizer:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    def __call__(self, func: _F) -> _F:
+        provider = self.provider
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def arun(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await func(*args, **kwargs)
+                except HarnessError:
+                    raise
+                except Exception as exc:
+                    raise typed_error(exc, provider=provider) from exc
+
+            return cast("_F", arun)
+
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except HarnessError:
+                raise
+            except Exception as exc:
+                raise typed_error(exc, provider=provider) from exc
+
+        return cast("_F", run)
+
+
+@overload
+def normalized(func: _F, *, provider: str | None = None) -> _F: ...
+
+
+@overload
+def normalized(func: None = None, *, provider: str | None = None) -> _Normalizer: ...
+
+
+def normalized(func: _F | None = None, *, provider: str | None = None) -> _F | _Normalizer:
+    """Turn exceptions into typed harness errors, as a context manager or a decorator.
+
+    ``with normalized(): ...``, ``async with normalized(): ...``, ``@normalized`` and
+    ``@normalized(provider="openai")`` on plain and ``async`` functions. Errors are
+    drop-in instances (see ``typed_error``); cancellation and ``KeyboardInterrupt`` pass
+    through untouched, and a ``HarnessError`` is re-raised as it is.
+    """
+    normalizer = _Normalizer(provider)
+    return normalizer if func is None else normalizer(func)

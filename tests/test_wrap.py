@@ -1,0 +1,363 @@
+"""wrap(): the same client, raising typed drop-in errors; normalized() for code that cannot wrap.
+
+The failures come from the shipped cassettes, replayed through wrapped real SDK clients;
+the success path runs on an in-memory transport with bodies built here for the purpose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import pickle
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from normalize_errors import (
+    HarnessError,
+    HarnessInternalError,
+    OutputTruncatedError,
+    UpstreamOverloadedError,
+    UpstreamRateLimitedError,
+    normalized,
+    wrap,
+)
+from normalize_errors.replay import cassette_paths, load, run, shipped
+
+CASSETTES = cassette_paths()
+IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
+
+
+def http_module(sdk: str) -> Any:
+    """The HTTP library (httpx or httpx2) the installed SDK sends its requests with."""
+    base = sys.modules[f"{sdk}._base_client"]
+    for name in ("httpx2", "httpx"):
+        module = getattr(base, name, None)
+        if module is not None and hasattr(module, "MockTransport"):
+            return module
+    raise AssertionError(f"{sdk} uses neither httpx nor httpx2")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_cassettes_through_a_wrapped_client(path: Path, mode: str) -> None:
+    """Each failure raises its typed error, which is also the vendor's own exception class."""
+    scenario = load(path)
+    plain = run(scenario, mode=mode)
+    wrapped = run(scenario, mode=mode, prepare=wrap)
+    err = wrapped.exception
+    if scenario.provider == "http":  # a wrapped httpx client types raise_for_status()
+        assert wrapped.error is not None
+        assert wrapped.error.code == scenario.expect["code"]
+        return
+    assert isinstance(err, HarnessError), f"expected a typed error, got {err!r}"
+    assert err.code == scenario.expect["code"]
+    if wrapped.error is not None and wrapped.error is not err:
+        assert err.to_dict() == wrapped.error.to_dict()
+    if plain.exception is not None:
+        vendor = type(plain.exception)
+        assert isinstance(err, vendor)  # `except openai.RateLimitError:` still catches it
+        assert type(err.__cause__) is vendor
+        for name in ("status_code", "request_id", "body", "response"):
+            if hasattr(plain.exception, name):
+                assert hasattr(err, name), name
+        if hasattr(plain.exception, "status_code"):
+            assert err.status_code == plain.exception.status_code  # type: ignore[attr-defined]
+    elif scenario.stream or scenario.call.endswith("_stream"):
+        assert err.chunks, "the chunks received before the failure stay on the error"
+    else:
+        assert err.result is not None, "the failing result stays on the error"
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is type(err)
+    assert clone.to_dict() == err.to_dict()
+
+
+def roundtrip(err: HarnessError) -> tuple[str, list[str], dict[str, Any], int | None]:
+    """Runs in a child process: what arrived there."""
+    return (
+        type(err).__name__,
+        [f"{k.__module__}.{k.__name__}" for k in type(err).__mro__],
+        err.to_dict(),
+        getattr(err, "status_code", None),
+    )
+
+
+def test_drop_in_errors_cross_process_boundaries() -> None:
+    """A drop-in error pickles into a fresh (spawned) process and keeps both identities."""
+    scenario = load(shipped() / "openai" / "rate_limit_tpm_429.yaml")
+    err = run(scenario, prepare=wrap).exception
+    assert isinstance(err, UpstreamRateLimitedError)
+    vendor: type = openai.RateLimitError
+    assert isinstance(err, vendor)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        name, mro, problem, status = pool.submit(roundtrip, err).result(timeout=120)
+    assert name == "UpstreamRateLimitedError"
+    assert "openai.RateLimitError" in mro
+    assert "normalize_errors.exceptions.UpstreamRateLimitedError" in mro
+    assert problem == err.to_dict()
+    assert status == 429
+
+
+def test_sdk_retries_show_as_attempts() -> None:
+    """Three attempts (max_retries=2) are reported as attempts and max_attempts."""
+    scenario = load(shipped() / "openai" / "overloaded_503_retried.yaml")
+    plain = run(scenario)
+    assert plain.error is not None
+    assert plain.error.attempts == 3
+    err = run(scenario, prepare=wrap).exception
+    assert isinstance(err, UpstreamOverloadedError)
+    assert (err.attempts, err.max_attempts) == (3, 3)
+
+
+# -- the success path on an in-memory transport -------------------------------------------------
+
+COMPLETION = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt-4o-mini",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Hi"}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+}
+
+
+def sse(chunks: list[dict[str, Any]]) -> bytes:
+    """An SSE body of ``chunks`` ending with [DONE]."""
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+    return ("".join(lines) + "data: [DONE]\n\n").encode()
+
+
+def chunk(content: str | None, finish: str | None) -> dict[str, Any]:
+    """One chat completion chunk."""
+    delta = {} if content is None else {"content": content}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def openai_client(body: Callable[[Any], tuple[int, bytes, str]], **kwargs: Any) -> Any:
+    """A real OpenAI client whose transport answers in memory."""
+    httpx = http_module("openai")
+
+    def handler(request: Any) -> Any:
+        status, content, media = body(request)
+        return httpx.Response(status, content=content, headers={"content-type": media})
+
+    transport = httpx.MockTransport(handler)
+    return openai.OpenAI(api_key="sk-test", http_client=httpx.Client(transport=transport), **kwargs)
+
+
+def ok(request: Any) -> tuple[int, bytes, str]:
+    """A successful chat completion, or a stream of one, by what the request asks."""
+    payload = json.loads(request.content)
+    if payload.get("stream"):
+        return (
+            200,
+            sse([chunk("Hi", None), chunk(" there", None), chunk(None, "stop")]),
+            ("text/event-stream"),
+        )
+    return 200, json.dumps(COMPLETION).encode(), "application/json"
+
+
+MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
+
+
+def test_success_returns_the_sdk_result_itself() -> None:
+    """Same types, same content, no proxy around data; isinstance holds for the client."""
+    client = wrap(openai_client(ok))
+    assert isinstance(client, openai.OpenAI)
+    result = client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert type(result).__name__ == "ChatCompletion"
+    assert type(result).__module__.startswith("openai.")
+    assert result.choices[0].message.content == "Hi"
+    raw = openai_client(ok).chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert result == raw
+    assert client.api_key == "sk-test"
+    assert client.chat.completions is client.chat.completions  # resources are cached
+
+
+def test_nested_resources_options_and_raw_responses_keep_working() -> None:
+    """with_options, with_raw_response and with_streaming_response behave as without wrap."""
+    client = wrap(openai_client(ok, max_retries=1))
+    faster = client.with_options(max_retries=4, timeout=5)
+    assert isinstance(faster, openai.OpenAI)
+    assert faster.max_retries == 4
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
+    assert raw.http_request.method == "POST"
+    assert raw.parse().choices[0].message.content == "Hi"
+    with client.chat.completions.with_streaming_response.create(
+        model="m", messages=MESSAGES
+    ) as response:
+        assert json.loads(response.read())["id"] == "chatcmpl-1"
+
+
+def test_streams_yield_the_same_chunks() -> None:
+    """A wrapped stream yields the SDK's chunks, in order, and ends normally."""
+    client = wrap(openai_client(ok))
+    with client.chat.completions.create(model="m", messages=MESSAGES, stream=True) as stream:
+        texts = [c.choices[0].delta.content for c in stream]
+    assert texts == ["Hi", " there", None]
+
+
+def truncated(request: Any) -> tuple[int, bytes, str]:
+    """A completion (or stream) that stops at the token limit."""
+    payload = json.loads(request.content)
+    if payload.get("stream"):
+        return 200, sse([chunk("Hi", None), chunk(None, "length")]), "text/event-stream"
+    body = json.loads(json.dumps(COMPLETION))
+    body["choices"][0]["finish_reason"] = "length"
+    return 200, json.dumps(body).encode(), "application/json"
+
+
+def test_stop_reasons_raise_with_the_result_attached() -> None:
+    """finish_reason length raises OutputTruncatedError; the result or chunks ride along."""
+    client = wrap(openai_client(truncated))
+    with pytest.raises(OutputTruncatedError) as info:
+        client.chat.completions.create(model="m", messages=MESSAGES)
+    assert info.value.result.choices[0].message.content == "Hi"
+    with pytest.raises(OutputTruncatedError) as streamed:
+        for _ in client.chat.completions.create(model="m", messages=MESSAGES, stream=True):
+            pass
+    assert streamed.value.chunks is not None
+    assert [c.choices[0].delta.content for c in streamed.value.chunks] == ["Hi", None]
+
+
+def test_stream_helpers_raise_typed_errors_at_the_end() -> None:
+    """chat.completions.stream(): the helper's events, then the typed stop-reason error."""
+    client = wrap(openai_client(truncated))
+    events: list[str] = []
+
+    def consume() -> None:
+        with client.chat.completions.stream(model="m", messages=MESSAGES) as stream:
+            events.extend(event.type for event in stream)
+
+    with pytest.raises(OutputTruncatedError):
+        consume()
+    assert "content.delta" in events
+    with (
+        client.chat.completions.stream(model="m", messages=MESSAGES) as helper,
+        pytest.raises(OutputTruncatedError),
+    ):
+        helper.get_final_completion()
+
+
+def test_check_can_be_turned_off_or_narrowed() -> None:
+    """check=False returns results untouched; a set of codes raises only those."""
+    off = wrap(openai_client(truncated), check=False)
+    assert off.chat.completions.create(model="m", messages=MESSAGES).choices[0].finish_reason == (
+        "length"
+    )
+    narrow = wrap(openai_client(truncated), check={"policy.content_filtered"})
+    assert narrow.chat.completions.create(model="m", messages=MESSAGES) is not None
+    with pytest.raises(OutputTruncatedError):
+        wrap(openai_client(truncated), check={"output.truncated"}).chat.completions.create(
+            model="m", messages=MESSAGES
+        )
+
+
+def test_async_client_success_and_stream() -> None:
+    """The async client: awaited calls, async streams, typed errors at the end."""
+    httpx = http_module("openai")
+
+    def handler(request: Any) -> Any:
+        status, content, media = truncated(request)
+        return httpx.Response(status, content=content, headers={"content-type": media})
+
+    async def main() -> list[Any]:
+        client = wrap(
+            openai.AsyncOpenAI(
+                api_key="sk-test",
+                http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+            )
+        )
+        assert isinstance(client, openai.AsyncOpenAI)
+        received: list[Any] = []
+        with pytest.raises(OutputTruncatedError):
+            await client.chat.completions.create(model="m", messages=MESSAGES)
+
+        async def consume() -> None:
+            stream: Any = await client.chat.completions.create(
+                model="m", messages=MESSAGES, stream=True
+            )
+            async for event in stream:
+                received.append(event)
+
+        with pytest.raises(OutputTruncatedError) as info:
+            await consume()
+        assert info.value.chunks == received
+        return received
+
+    assert len(asyncio.run(main())) == 2
+
+
+def test_bad_arguments_become_typed_but_stay_what_they_were() -> None:
+    """A TypeError from the SDK is a harness internal error that is still a TypeError."""
+    client = wrap(openai_client(ok))
+    with pytest.raises(TypeError) as info:
+        client.chat.completions.create(model="m")  # messages is missing
+    assert isinstance(info.value, HarnessInternalError)
+
+
+# -- normalized() ------------------------------------------------------------------------------
+
+
+def test_normalized_as_a_context_manager() -> None:
+    """Exceptions inside become typed drop-ins; harness errors and cancellation pass."""
+    with pytest.raises(UpstreamOverloadedError) as info, normalized():
+        raise _overloaded()
+    assert isinstance(info.value.__cause__, openai.InternalServerError)
+    with pytest.raises(HarnessInternalError) as bug, normalized():
+        raise KeyError("x")
+    assert isinstance(bug.value, KeyError)
+    original = UpstreamRateLimitedError("mine")
+    with pytest.raises(UpstreamRateLimitedError) as mine, normalized():
+        raise original
+    assert mine.value is original
+    with pytest.raises(asyncio.CancelledError), normalized():
+        raise asyncio.CancelledError
+
+
+def _overloaded() -> Exception:
+    """The vendor exception of the overloaded cassette."""
+    exc = run(load(shipped() / "openai" / "overloaded_503.yaml")).exception
+    assert isinstance(exc, Exception)
+    return exc
+
+
+def test_normalized_as_a_decorator_sync_and_async() -> None:
+    """@normalized and @normalized(provider=...) on plain and async functions."""
+
+    @normalized
+    def sync() -> None:
+        raise _overloaded()
+
+    @normalized(provider="openai")
+    async def later() -> None:
+        raise TimeoutError("slow")
+
+    with pytest.raises(UpstreamOverloadedError):
+        sync()
+    with pytest.raises(TimeoutError) as info:
+        asyncio.run(later())
+    assert isinstance(info.value, HarnessError)
+    assert info.value.code == "upstream.unavailable"
+
+    async def block() -> None:
+        async with normalized():
+            raise _overloaded()
+
+    with pytest.raises(openai.InternalServerError):
+        asyncio.run(block())
