@@ -4,6 +4,12 @@ Subcommands:
 
 * ``codes [--json]``: the registry as a table, or as JSON.
 * ``explain CODE``: what a code means, its defaults, HTTP status, advice and class.
+* ``replay [PATH ...] [--json] [--mode sync|async] [--wrapped]``: replay cassettes (default:
+  the shipped ones) offline through the real SDK clients and print what each failure
+  becomes. Exits 1 if any cassette does not give the harness error its metadata expects.
+* ``classify [FILE] [--provider NAME]``: read one HTTP response (raw HTTP text, or JSON with
+  ``status``, ``headers`` and ``body``) from FILE or standard input and print its problem
+  object as JSON.
 """
 
 from __future__ import annotations
@@ -106,6 +112,122 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _fmt_wait(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}s"
+
+
+def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from .replay import cassette_paths, load, run
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        out.write(
+            f"replay needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}\n"
+        )
+        return 2
+    prepare = None
+    if args.wrapped:
+        from ._wrap import wrap
+
+        prepare = wrap
+    paths = cassette_paths(args.paths)
+    rows: list[list[str]] = []
+    failures = 0
+    codes: dict[str, int] = {}
+    for path in paths:
+        scenario = load(path)
+        outcome = run(scenario, mode=args.mode, prepare=prepare)
+        err = outcome.error
+        problems = outcome.mismatches()
+        failures += bool(problems)
+        record: dict[str, Any] = {
+            "cassette": f"{scenario.provider}/{scenario.name}",
+            "provider": scenario.provider,
+            "signal": outcome.signal,
+            "code": err.code if err else None,
+            "retryable": err.retryable if err else None,
+            "retry_after": err.retry_after if err else None,
+            "advice": err.advice if err else None,
+            "expected": not problems,
+            "mismatches": problems,
+            "source": scenario.source.get("url"),
+        }
+        if err is not None:
+            codes[err.code] = codes.get(err.code, 0) + 1
+        if args.json:
+            out.write(json.dumps(record) + "\n")
+            continue
+        rows.append(
+            [
+                record["cassette"],
+                record["signal"],
+                record["code"] or "-",
+                "-" if err is None else _yes(err.retryable),
+                _fmt_wait(record["retry_after"]),
+                record["advice"] or "-",
+                "ok" if not problems else "MISMATCH: " + "; ".join(problems),
+            ]
+        )
+    if not args.json:
+        header = [
+            "cassette",
+            "vendor signal",
+            "harness code",
+            "retryable",
+            "retry_after",
+            "advice",
+            "expected",
+        ]
+        table([header, *rows], out)
+        spread = ", ".join(f"{code} {n}" for code, n in sorted(codes.items(), key=lambda i: -i[1]))
+        out.write(
+            f"\n{len(paths)} cassettes replayed offline ({args.mode}"
+            f"{', wrapped clients' if args.wrapped else ''}): "
+            f"{len(paths) - failures} as expected, {failures} not. {spread}\n"
+        )
+    return 1 if failures else 0
+
+
+def _read_response(text: str) -> tuple[Any, Any, Any]:
+    """(status, headers, body) from raw HTTP text or from JSON with those members."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        data = json.loads(stripped)
+        body = data.get("body")
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        return data.get("status"), data.get("headers") or {}, body
+    head, _, body = text.replace("\r\n", "\n").partition("\n\n")
+    lines = head.strip().splitlines()
+    status: Any = None
+    if lines and lines[0].upper().startswith("HTTP/"):
+        parts = lines.pop(0).split()
+        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    headers = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip()] = value.strip()
+    return status, headers, body
+
+
+def _classify(args: argparse.Namespace, out: TextIO) -> int:
+    from ._facade import from_response
+
+    if args.file in (None, "-"):
+        text = sys.stdin.read()
+    else:
+        with open(args.file, encoding="utf-8") as source:
+            text = source.read()
+    try:
+        status, headers, body = _read_response(text)
+    except ValueError as exc:
+        out.write(f"classify: the input is neither raw HTTP nor JSON ({exc})\n")
+        return 2
+    err = from_response(status, headers, body, provider=args.provider)
+    out.write(err.to_json(indent=2) + "\n")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="normalize-errors",
@@ -116,7 +238,15 @@ def _parser() -> argparse.ArgumentParser:
     codes.add_argument("--json", action="store_true", help="print JSON instead of a table")
     explain = sub.add_parser("explain", help="what one code means")
     explain.add_argument("code", help="a code such as upstream.rate_limited")
-    _COMMANDS.update(codes=_codes, explain=_explain)
+    replay = sub.add_parser("replay", help="replay cassettes offline through the real SDKs")
+    replay.add_argument("paths", nargs="*", help="cassette files or folders (default: shipped)")
+    replay.add_argument("--json", action="store_true", help="print JSON lines")
+    replay.add_argument("--mode", choices=["sync", "async"], default="sync")
+    replay.add_argument("--wrapped", action="store_true", help="through wrap(client)")
+    classify = sub.add_parser("classify", help="one HTTP response -> its problem object")
+    classify.add_argument("file", nargs="?", help="a file (default: standard input)")
+    classify.add_argument("--provider", choices=["openai", "anthropic", "google", "http"])
+    _COMMANDS.update(codes=_codes, explain=_explain, replay=_replay, classify=_classify)
     return parser
 
 

@@ -14,7 +14,10 @@ from .exceptions import HarnessError, HarnessInternalError, class_for_code
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from types import ModuleType
     from typing import Any, TypeVar
+
+    from .providers import Adapter
 
     _R = TypeVar("_R")
 
@@ -63,9 +66,18 @@ def _builtin(exc: BaseException) -> HarnessError:
     )
 
 
+_GROUP_TYPES: dict[type, bool] = {}
+
+
 def _group_members(exc: BaseException) -> list[BaseException] | None:
     """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    if not any(k.__name__.endswith("ExceptionGroup") for k in type(exc).__mro__):
+    cls = type(exc)
+    grouped = _GROUP_TYPES.get(cls)
+    if grouped is None:
+        grouped = _GROUP_TYPES[cls] = any(
+            k.__name__.endswith("ExceptionGroup") for k in cls.__mro__
+        )
+    if not grouped:
         return None
     members = getattr(exc, "exceptions", None)
     if isinstance(members, (list, tuple)) and members:
@@ -82,15 +94,25 @@ def _group(inner: list[BaseException], provider: str | None) -> HarnessError:
     return first
 
 
+_PROVIDERS: list[ModuleType] = []
+
+
+def _providers() -> ModuleType:
+    """The ``providers`` package, imported on first use (it is not needed to import us)."""
+    if not _PROVIDERS:
+        from . import providers
+
+        _PROVIDERS.append(providers)
+    return _PROVIDERS[0]
+
+
 def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
     if isinstance(exc, HarnessError):
         return exc
     inner = _group_members(exc)
     if inner is not None:
         return _group(inner, provider)
-    from .providers import adapter_for_exception
-
-    adapter = adapter_for_exception(exc, provider)
+    adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)
         if err is not None:

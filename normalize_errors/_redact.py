@@ -83,12 +83,54 @@ def _replace(match: re.Match[str]) -> str:
     return match.group("param") + REDACTED
 
 
+_ANCHORS: Final = (
+    "sk-",
+    "aiza",
+    "ya29.",
+    "eyj",
+    "bearer",
+    "basic",
+    "authoriz",
+    "api-key",
+    "api_key",
+    "x-goog",
+    "cookie",
+    "key=",
+    "token=",
+)
+"""Lower-case text every credential form contains; text without any of them is clean."""
+_SHORTEST: Final = 12
+"""No recognised credential form fits in fewer characters."""
+_MEMO: dict[str, str] = {}
+_MEMO_SIZE: Final = 1024
+_MEMO_TEXT: Final = 2048
+
+
 def redact(text: str) -> str:
-    """Return ``text`` with every credential it contains replaced by ``[REDACTED]``."""
-    pattern = _PATTERN.compiled()
-    if pattern.search(text) is None:
+    """Return ``text`` with every credential it contains replaced by ``[REDACTED]``.
+
+    Fast on clean text: short strings and strings without any credential's tell-tale
+    substring skip the pattern, and recent results for repeated texts (the same vendor
+    message, error after error) are remembered.
+    """
+    if len(text) < _SHORTEST:
         return text
-    return pattern.sub(_replace, text)
+    known = _MEMO.get(text)
+    if known is not None:
+        return known
+    low = text.lower()
+    for anchor in _ANCHORS:
+        if anchor in low:
+            pattern = _PATTERN.compiled()
+            clean = pattern.sub(_replace, text) if pattern.search(text) else text
+            break
+    else:
+        clean = text
+    if len(text) <= _MEMO_TEXT:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[text] = clean
+    return clean
 
 
 MAX_TEXT: Final = 4096

@@ -18,8 +18,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from ._redact import redact, sanitize
 from ._registry import code_info
-from ._signals import field, html_title, retry_after, short, status_code
+from ._signals import MAX_MESSAGE, field, html_title, retry_after, short, status_code
 from .exceptions import HarnessError, class_for_code
 
 __all__ = [
@@ -46,6 +47,7 @@ class Facts:
         "headers",
         "ids",
         "in_stream",
+        "lowered",
         "message",
         "provider",
         "request_id",
@@ -81,6 +83,7 @@ class Facts:
         self.body = body
         self.text = text
         self.message = message
+        self.lowered = "" if not message else message[:MAX_MESSAGE].lower()
         self.vendor_code = vendor_code
         self.vendor_type = vendor_type
         found = {str(i).lower() for i in ids if i is not None and i != ""}
@@ -101,8 +104,9 @@ class Rule(NamedTuple):
 
     Every condition given must hold: ``status`` (the HTTP status is one of these),
     ``ids`` (one of the vendor's codes, types or reasons, in lower case, is one of these)
-    and ``message`` (the pattern is found in the vendor's message). ``retryable`` of
-    ``None`` keeps what the status says (408, 409, 429 and 5xx are retryable).
+    and ``message`` (the pattern is found in the vendor's message, lower-cased: write
+    patterns in lower case). ``retryable`` of ``None`` keeps what the status says (408, 409,
+    429 and 5xx are retryable).
     """
 
     code: str
@@ -118,10 +122,7 @@ class Rule(NamedTuple):
             return False
         if self.ids and self.ids.isdisjoint(facts.ids):
             return False
-        return not (
-            self.message is not None
-            and (facts.message is None or self.message.search(facts.message) is None)
-        )
+        return self.message is None or self.message.search(facts.lowered) is not None
 
 
 def rule(
@@ -133,14 +134,23 @@ def rule(
     ids: Iterable[str] = (),
     message: str | None = None,
 ) -> Rule:
-    """A ``Rule`` from plain values (``message`` is a case-insensitive pattern)."""
+    """A ``Rule`` from plain values.
+
+    ``message`` is matched against the lower-cased message, so it must be written in lower
+    case (escapes such as ``\\d`` aside); a case-sensitive pattern on lowered text is many
+    times faster than a case-insensitive one.
+    """
+    if message is not None:
+        literal = re.sub(r"\\.", "", message)
+        if literal != literal.lower():
+            raise ValueError(f"rule patterns are matched on lower-cased text: {message!r}")
     return Rule(
         code,
         when,
         retryable,
         frozenset(status),
         frozenset(i.lower() for i in ids),
-        None if message is None else re.compile(message, re.IGNORECASE),
+        None if message is None else re.compile(message),
     )
 
 
@@ -207,8 +217,7 @@ def context_limit(message: str | None) -> dict[str, Any] | None:
 _HINT: Final = re.compile(
     r"(?:try again|retry|retry after|please retry) in (?P<n>\d{1,6}(?:\.\d{1,6})?) ?"
     r"(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b"
-    r"|retry after (?P<n2>\d{1,6}) seconds?",
-    re.IGNORECASE,
+    r"|retry after (?P<n2>\d{1,6}) seconds?"
 )
 
 
@@ -220,7 +229,7 @@ def retry_hint(message: str | None) -> float | None:
     """
     if not message:
         return None
-    match = _HINT.search(message)
+    match = _HINT.search(message[:MAX_MESSAGE].lower())
     if match is None:
         return None
     if match["n2"] is not None:
@@ -257,31 +266,36 @@ def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def upstream_of(facts: Facts) -> dict[str, Any]:
-    """The ``upstream`` member for ``facts``: provider first, then what the vendor said."""
+    """The ``upstream`` member for ``facts``: provider first, then what the vendor said.
+
+    Every text is redacted and every nested value the vendor sent is sanitized here, so the
+    result can be stored as it is.
+    """
     up: dict[str, Any] = {"provider": facts.provider}
     if facts.status is not None:
         up["status"] = facts.status
     code = facts.vendor_code or facts.vendor_type
     if code:
-        up["code"] = code
+        up["code"] = redact(short(code, 256))
     if facts.vendor_type:
-        up["type"] = facts.vendor_type
+        up["type"] = redact(short(facts.vendor_type, 256))
     if facts.stop_reason:
-        up["stop_reason"] = facts.stop_reason
+        up["stop_reason"] = redact(short(facts.stop_reason, 256))
     if facts.message:
-        up["message"] = short(facts.message)
+        up["message"] = redact(short(facts.message))
     if facts.request_id:
-        up["request_id"] = facts.request_id
+        up["request_id"] = redact(short(facts.request_id, 256))
     if facts.exception:
         up["exception"] = facts.exception
     if facts.in_stream:
         up["in_stream"] = True
     headers = kept_headers(facts.headers)
     if headers:
-        up["headers"] = headers
-    up.update(facts.extra)
+        up["headers"] = {name: redact(value) for name, value in headers.items()}
+    for key, value in facts.extra.items():
+        up[redact(short(str(key), 256))] = sanitize(value)
     if facts.text and facts.body is None and not facts.message:
-        up["body"] = short(facts.text, 1024)
+        up["body"] = redact(short(facts.text, 1024))
     return up
 
 
@@ -318,7 +332,7 @@ def build(
         wait = retry_hint(facts.message)
     if limit is None and code == "context.window_exceeded":
         limit = context_limit(facts.message)
-    return cls(
+    err = cls(
         detail if detail is not None else detail_of(facts),
         code=code,
         retryable=retryable,
@@ -328,8 +342,9 @@ def build(
         attempts=facts.attempts,
         limit=limit,
         location=location,
-        upstream=upstream_of(facts),
     )
+    err._upstream = upstream_of(facts)  # already redacted and bounded, member by member
+    return err
 
 
 # -- tool calls in results ---------------------------------------------------------------------

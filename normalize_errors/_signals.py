@@ -57,6 +57,11 @@ def lower_headers(headers: Any) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     try:
+        raw = getattr(headers, "raw", None)  # httpx and httpx2: (bytes, bytes) pairs
+        if isinstance(raw, list):
+            for name, value in raw[:_MAX_HEADERS]:
+                out[name.decode("latin-1").lower()] = value.decode("latin-1")[:_MAX_HEADER_VALUE]
+            return out
         items = headers.items() if hasattr(headers, "items") else headers
         for count, pair in enumerate(items):
             if count >= _MAX_HEADERS:
@@ -76,6 +81,26 @@ def lower_headers(headers: Any) -> dict[str, str]:
     except Exception:  # a hostile headers object
         return out
     return out
+
+
+def stainless_retry_count(headers: Any) -> int | None:
+    """The ``x-stainless-retry-count`` of a request's headers (OpenAI and Anthropic SDKs).
+
+    The SDKs send it on every attempt: 0 on the first, 1 on the first retry, and so on.
+    Reads the raw header list when there is one, which is faster than a lookup.
+    """
+    raw = getattr(headers, "raw", None)
+    try:
+        if isinstance(raw, list):
+            for name, value in raw:  # the SDKs send the name in lower case
+                if name == b"x-stainless-retry-count":
+                    return integer(value.decode("latin-1"))
+            return None
+        if headers is None:
+            return None
+        return integer(headers.get("x-stainless-retry-count"))
+    except Exception:
+        return None
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

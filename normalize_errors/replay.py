@@ -139,6 +139,9 @@ class Outcome:
                 return f"stop_reason={stop}"
             if self.error.upstream.get("in_stream"):
                 return "stream error event"
+            tool = (self.error.location or {}).get("tool_name")
+            if tool:
+                return f"tool call {tool}"
         status = getattr(self.result, "status_code", None)
         return f"HTTP {status}" if status is not None else "result"
 

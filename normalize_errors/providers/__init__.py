@@ -107,13 +107,21 @@ def _root(cls: type) -> str | None:
     return _ROOTS.get(root)
 
 
+_BY_TYPE: dict[type, str | None] = {}
+
+
 def provider_of(exc: BaseException) -> str | None:
     """The provider whose SDK raised ``exc``, from its class's module (walking the MRO)."""
-    for cls in type(exc).__mro__:
-        name = _root(cls)
-        if name is not None:
-            return name
-    return None
+    cls = type(exc)
+    if cls in _BY_TYPE:
+        return _BY_TYPE[cls]
+    found = None
+    for klass in cls.__mro__:
+        found = _root(klass)
+        if found is not None:
+            break
+    _BY_TYPE[cls] = found
+    return found
 
 
 def provider_of_object(obj: object) -> str | None:

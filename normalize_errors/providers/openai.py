@@ -38,6 +38,7 @@ from .._signals import (
     lower_headers,
     parse_body,
     short,
+    stainless_retry_count,
     text_of,
 )
 from ..exceptions import HarnessError
@@ -342,11 +343,21 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
+_ENTRIES: dict[type, tuple[str, tuple[str, bool] | None] | None] = {}
+
+
 def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
-    for cls in type(exc).__mro__:
-        if cls.__name__ in CLASSES and cls.__module__.partition(".")[0] == NAME:
-            return cls.__name__, CLASSES[cls.__name__]
-    return None
+    """The ``CLASSES`` entry of the first class of the exception's MRO that has one."""
+    cls = type(exc)
+    if cls in _ENTRIES:
+        return _ENTRIES[cls]
+    found = None
+    for klass in cls.__mro__:
+        if klass.__name__ in CLASSES and klass.__module__.partition(".")[0] == NAME:
+            found = klass.__name__, CLASSES[klass.__name__]
+            break
+    _ENTRIES[cls] = found
+    return found
 
 
 def _attempts(exc: BaseException) -> int | None:
@@ -355,15 +366,8 @@ def _attempts(exc: BaseException) -> int | None:
     if request is None:
         response = getattr(exc, "response", None)
         request = getattr(response, "_request", None)
-    headers = getattr(request, "headers", None)
-    if headers is None:
-        return None
-    try:
-        count = headers.get("x-stainless-retry-count")
-    except Exception:
-        return None
-    number = integer(count)
-    return None if number is None else number + 1
+    count = stainless_retry_count(getattr(request, "headers", None))
+    return None if count is None else count + 1
 
 
 def normalize(exc: BaseException) -> HarnessError | None:

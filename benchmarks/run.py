@@ -1,0 +1,376 @@
+"""Measure normalize-errors on this machine, in one run, and print the figures.
+
+    python benchmarks/run.py            # everything (about a minute)
+    python benchmarks/run.py --quick    # fewer repeats
+    python benchmarks/run.py --json     # the figures as one JSON object
+
+1. ``normalize()`` per call on typical failures of each provider (the vendor exceptions come
+   from replaying the shipped cassettes through the real SDKs), and the same exceptions
+   through LiteLLM's exception mapping (``exception_type``) when LiteLLM is installed.
+2. A wrapped client against the raw client on an in-memory transport (the success path),
+   and the cost per chunk of a wrapped stream.
+3. ``import normalize_errors`` against ``import litellm`` and the vendor SDKs, each in a
+   fresh interpreter.
+
+Every figure is a median over repeats measured in this process (or its children); ratios
+compare figures measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import normalize_errors
+from normalize_errors import normalize, wrap
+from normalize_errors.replay import load, run, shipped
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: no network at import
+
+# (provider, cassette, LiteLLM's name for the provider)
+FAILURES = [
+    ("openai", "rate_limit_tpm_429", "openai"),
+    ("openai", "insufficient_quota_429", "openai"),
+    ("openai", "context_length_exceeded_400", "openai"),
+    ("openai", "server_error_500", "openai"),
+    ("anthropic", "overloaded_529", "anthropic"),
+    ("anthropic", "rate_limit_429", "anthropic"),
+    ("anthropic", "context_length_exceeded_400", "anthropic"),
+    ("google", "rate_limit_free_tier_per_minute_429", "gemini"),
+    ("google", "overloaded_503", "gemini"),
+    ("google", "api_key_invalid_400", "gemini"),
+    ("http", "cloudflare_520_html_anthropic", "openai"),
+    ("http", "nginx_504_gateway_timeout", "openai"),
+]
+
+
+def per_call(func: Callable[[], Any], number: int, repeat: int) -> float:
+    """Median seconds per call of ``func`` over ``repeat`` runs of ``number`` calls."""
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            func()
+        runs.append((time.perf_counter() - start) / number)
+    return statistics.median(runs)
+
+
+def vendor_exceptions() -> list[tuple[str, str, str, BaseException]]:
+    """The vendor exception each benchmark cassette raises through its real SDK."""
+    found = []
+    for provider, name, litellm_name in FAILURES:
+        path = shipped() / provider / f"{name}.yaml"
+        if not path.exists():
+            continue
+        outcome = run(load(path))
+        if outcome.exception is not None:
+            found.append((provider, name, litellm_name, outcome.exception))
+    return found
+
+
+def litellm_mapper() -> Callable[[BaseException, str], str] | None:
+    """LiteLLM's exception mapping as a function returning the mapped class name."""
+    try:
+        import litellm
+        from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    except ImportError:
+        return None
+    litellm.suppress_debug_info = True  # it prints a help banner on every mapped error
+
+    def mapped(exc: BaseException, provider: str) -> str:
+        try:
+            exception_type(
+                model="gpt-4o-mini" if provider == "openai" else "model",
+                original_exception=exc,
+                custom_llm_provider=provider,
+            )
+        except Exception as raised:
+            return type(raised).__name__
+        return "(nothing raised)"
+
+    return mapped
+
+
+def bench_normalize(quick: bool) -> list[dict[str, Any]]:
+    """Section 1: normalize() and LiteLLM's mapping on the same exceptions."""
+    number, repeat = (500, 5) if quick else (5000, 9)
+    mapper = litellm_mapper()
+    rows = []
+    for provider, name, litellm_name, exc in vendor_exceptions():
+
+        def ours_call(exc: BaseException = exc) -> None:
+            normalize(exc)
+
+        ours = per_call(ours_call, number, repeat)
+        row: dict[str, Any] = {
+            "provider": provider,
+            "failure": name,
+            "exception": type(exc).__name__,
+            "code": normalize(exc).code,
+            "normalize_us": ours * 1e6,
+        }
+        if mapper is not None:
+
+            def their_call(
+                exc: BaseException = exc,
+                name: str = litellm_name,
+                mapper: Callable[[BaseException, str], str] = mapper,
+            ) -> None:
+                mapper(exc, name)
+
+            theirs = per_call(their_call, max(number // 10, 50), repeat)
+            row["litellm_class"] = mapper(exc, litellm_name)
+            row["litellm_us"] = theirs * 1e6
+            row["ratio"] = theirs / ours
+        rows.append(row)
+    return rows
+
+
+# -- the success path on an in-memory transport ---------------------------------------------
+
+COMPLETION = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Hello there."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+    }
+).encode()
+
+
+def http_module(sdk: str) -> Any:
+    """The HTTP library the installed SDK uses (httpx or httpx2)."""
+    __import__(sdk)
+    base = sys.modules[f"{sdk}._base_client"]
+    for name in ("httpx2", "httpx"):
+        module = getattr(base, name, None)
+        if module is not None and hasattr(module, "MockTransport"):
+            return module
+    raise RuntimeError(f"{sdk} uses neither httpx nor httpx2")
+
+
+def openai_client(chunks: int = 0) -> Any:
+    """A real OpenAI client answering from memory (a stream of ``chunks`` when asked)."""
+    import openai
+
+    httpx = http_module("openai")
+    piece = json.dumps(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": None}],
+        }
+    )
+    stream = ("".join(f"data: {piece}\n\n" for _ in range(chunks)) + "data: [DONE]\n\n").encode()
+
+    def handler(request: Any) -> Any:
+        if b'"stream":true' in request.content:
+            return httpx.Response(
+                200, content=stream, headers={"content-type": "text/event-stream"}
+            )
+        return httpx.Response(200, content=COMPLETION, headers={"content-type": "application/json"})
+
+    return openai.OpenAI(
+        api_key="sk-bench", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+
+
+def interleaved(
+    a: Callable[[], Any], b: Callable[[], Any], number: int, repeat: int
+) -> tuple[float, float]:
+    """Median per-call seconds of ``a`` and ``b``, measured alternately to share drift."""
+    runs_a, runs_b = [], []
+    for _ in range(repeat):
+        runs_a.append(per_call(a, number, 1))
+        runs_b.append(per_call(b, number, 1))
+    return statistics.median(runs_a), statistics.median(runs_b)
+
+
+class Chunk:
+    """A stand-in chunk with the attributes a stream check reads."""
+
+    __slots__ = ("choices",)
+
+    def __init__(self) -> None:
+        self.choices: list[Any] = []
+
+
+def bench_wrap(quick: bool) -> dict[str, Any]:
+    """Section 2: wrapped against raw on the success path, and per-chunk stream cost."""
+    number, repeat = (100, 5) if quick else (500, 15)
+    raw = openai_client()
+    wrapped = wrap(openai_client())
+    messages = [{"role": "user", "content": "Hi"}]
+
+    def call_raw() -> None:
+        raw.chat.completions.create(model="m", messages=messages)
+
+    def call_wrapped() -> None:
+        wrapped.chat.completions.create(model="m", messages=messages)
+
+    call_wrapped()
+    raw_s, wrapped_s = interleaved(call_raw, call_wrapped, number, repeat)
+
+    chunks = 2000
+    raw_stream_client, wrapped_stream_client = openai_client(chunks), wrap(openai_client(chunks))
+
+    def consume(client: Any) -> None:
+        for _ in client.chat.completions.create(model="m", messages=messages, stream=True):
+            pass
+
+    stream_raw, stream_wrapped = interleaved(
+        lambda: consume(raw_stream_client), lambda: consume(wrapped_stream_client), 3, repeat
+    )
+
+    # The proxy's own cost per chunk, without SSE parsing: iterate prebuilt chunks.
+    from normalize_errors._wrap import _Options, _Stream
+
+    items = [Chunk() for _ in range(100_000)]
+
+    def plain() -> None:
+        for _ in iter(items):
+            pass
+
+    options: Any = _Options("openai", False, None)
+
+    def proxied() -> None:
+        for _ in _Stream(iter(items), options, None, None):
+            pass
+
+    bare, through = interleaved(plain, proxied, 1, repeat)
+    return {
+        "call_raw_us": raw_s * 1e6,
+        "call_wrapped_us": wrapped_s * 1e6,
+        "call_overhead_pct": (wrapped_s / raw_s - 1) * 100,
+        "stream_chunks": chunks,
+        "stream_raw_us_per_chunk": stream_raw / chunks * 1e6,
+        "stream_wrapped_us_per_chunk": stream_wrapped / chunks * 1e6,
+        "proxy_us_per_chunk": (through - bare) / len(items) * 1e6,
+    }
+
+
+IMPORTS = ["normalize_errors", "openai", "anthropic", "google.genai", "litellm"]
+
+
+def import_ms(module: str, repeat: int) -> float | None:
+    """Median milliseconds of ``import module`` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
+    times = []
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+        )
+        if out.returncode != 0:
+            return None
+        times.append(float(out.stdout.strip().splitlines()[-1]) * 1000)
+    return statistics.median(times[1:] if len(times) > 1 else times)
+
+
+def bench_imports(quick: bool) -> dict[str, float | None]:
+    """Section 3: import times, each in fresh interpreters (the first run warms the disk)."""
+    repeat = 3 if quick else 7
+    return {module: import_ms(module, repeat) for module in IMPORTS}
+
+
+def table(rows: list[list[str]]) -> str:
+    """Aligned columns, the first row a header."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def report(figures: dict[str, Any]) -> str:
+    """The figures as text."""
+    out = [
+        f"normalize-errors {figures['version']} benchmark: Python {figures['python']}, "
+        f"{figures['machine']}, {figures['date']}",
+        "",
+        "1. normalize() per call, median (LiteLLM: exception_type on the same exception)",
+        "",
+    ]
+    rows = [
+        [
+            "provider",
+            "failure",
+            "vendor exception",
+            "harness code",
+            "normalize",
+            "LiteLLM",
+            "LiteLLM class",
+            "ratio",
+        ]
+    ]
+    for r in figures["normalize"]:
+        rows.append(
+            [
+                r["provider"],
+                r["failure"],
+                r["exception"],
+                r["code"],
+                f"{r['normalize_us']:.1f} µs",
+                f"{r['litellm_us']:.0f} µs" if "litellm_us" in r else "-",
+                r.get("litellm_class", "(not installed)"),
+                f"{r['ratio']:.0f}x" if "ratio" in r else "-",
+            ]
+        )
+    out += [table(rows), ""]
+    w = figures["wrap"]
+    out += [
+        "2. wrap(): the success path on an in-memory transport (OpenAI chat.completions.create)",
+        "",
+        f"   raw client     {w['call_raw_us']:8.1f} µs per call",
+        f"   wrapped client {w['call_wrapped_us']:8.1f} µs per call   "
+        f"({w['call_overhead_pct']:+.2f}%)",
+        f"   stream of {w['stream_chunks']} chunks: raw {w['stream_raw_us_per_chunk']:.2f} µs, "
+        f"wrapped {w['stream_wrapped_us_per_chunk']:.2f} µs per chunk",
+        f"   the proxy's own cost per chunk: {w['proxy_us_per_chunk']:.3f} µs",
+        "",
+        "3. import time in a fresh interpreter, median",
+        "",
+    ]
+    for module, ms in figures["imports"].items():
+        out.append(f"   import {module:<18} {'not installed' if ms is None else f'{ms:8.1f} ms'}")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    """Run every section and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    figures = {
+        "version": normalize_errors.__version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "date": time.strftime("%Y-%m-%d"),
+        "normalize": bench_normalize(args.quick),
+        "wrap": bench_wrap(args.quick),
+        "imports": bench_imports(args.quick),
+    }
+    print(json.dumps(figures, indent=2) if args.json else report(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
