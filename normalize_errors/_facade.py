@@ -189,14 +189,14 @@ def from_response(
         name = provider or _detect(parsed, lower_headers(headers))
         return adapter(name).from_response(status, headers, body)
     except Exception as bug:
+        upstream: dict[str, Any] = {"provider": provider or "http"}
+        if integer(status) is not None:
+            upstream["status"] = integer(status)
+        upstream["body"] = short(body_text(body, 4096), 1024)
         return HarnessInternalError(
             f"normalize-errors could not read an HTTP response ({type(bug).__name__}).",
             retryable=False,
-            upstream={
-                "provider": provider or "http",
-                "status": integer(status),
-                "body": short(body_text(body, 4096), 1024),
-            },
+            upstream=upstream,
         )
 
 
