@@ -146,16 +146,32 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     return err
 
 
+def _available(name: str) -> Any:
+    """The adapter module of ``name``, or ``None`` if it cannot be imported in this build."""
+    from .providers import adapter
+
+    try:
+        return adapter(name)
+    except ImportError:
+        return None
+
+
 def _detect(body: Any, headers: dict[str, str]) -> str:
-    """The provider whose error shape ``body`` has (anthropic, google, openai), else http."""
-    from .providers import NAMES, adapter
+    """The provider whose error shape ``body`` has (openai, anthropic, google), else http.
+
+    Only adapters that import are asked, so a build without one of them still reads every
+    other shape.
+    """
+    from .providers import NAMES
 
     for name in NAMES[:-1]:
-        if adapter(name).looks_like(body):
+        module = _available(name)
+        if module is not None and module.looks_like(body):
             return name
-    if any(k.startswith("anthropic-") for k in headers) or headers.get("request-id", "").startswith(
-        "req_"
-    ):
+    if (
+        any(k.startswith("anthropic-") for k in headers)
+        or headers.get("request-id", "").startswith("req_")
+    ) and _available("anthropic") is not None:
         return "anthropic"
     return "http"
 
@@ -197,14 +213,14 @@ def from_response(
         name = provider or _detect(parsed, lower_headers(headers))
         return adapter(name).from_response(status, headers, body)
     except Exception as bug:
+        upstream: dict[str, Any] = {"provider": provider or "http"}
+        if integer(status) is not None:
+            upstream["status"] = integer(status)
+        upstream["body"] = short(body_text(body, 4096), 1024)
         return HarnessInternalError(
             f"normalize-errors could not read an HTTP response ({type(bug).__name__}).",
             retryable=False,
-            upstream={
-                "provider": provider or "http",
-                "status": integer(status),
-                "body": short(body_text(body, 4096), 1024),
-            },
+            upstream=upstream,
         )
 
 

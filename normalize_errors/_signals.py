@@ -318,13 +318,16 @@ def text_of(value: Any) -> str | None:
 
 
 def integer(value: Any) -> int | None:
-    """``value`` as an int if it is one (or a numeric string), else ``None``."""
+    """``value`` as an int if it is one (or a string of ASCII digits), else ``None``."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit() and len(value) < 10:
-        return int(value)
+    if isinstance(value, str) and len(value) < 10:
+        digits = value.strip()
+        # isdigit() alone also accepts "²", which int() refuses.
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
     return None
 
 

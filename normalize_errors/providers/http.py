@@ -1,0 +1,561 @@
+"""Plain HTTP: httpx and httpx2 errors, other HTTP clients, and responses of no known shape.
+
+What this adapter reads:
+
+* exceptions of ``httpx`` and ``httpx2`` (and ``httpcore``/``httpcore2`` below them), by the
+  class names in the MRO (see ``CLASSES``). ``HTTPStatusError`` is read from its response:
+  a body of a known shape (OpenAI, Anthropic, Google) goes to that adapter; otherwise this
+  adapter reads it, and the request's host names the provider when it is one of theirs
+  (``api.openai.com``, ``*.openai.azure.com``, ``api.anthropic.com``,
+  ``generativelanguage.googleapis.com``, ``*aiplatform.googleapis.com``);
+* exceptions of ``requests``, ``urllib3`` and ``aiohttp``, by class-name patterns
+  (``PATTERNS``), or from their response when they carry an error status;
+* raw responses of no known shape (``from_response``): HTML pages of gateways (Cloudflare,
+  nginx, AWS load balancers, Google Front End), Envoy's text replies, JSON of other shapes
+  (``{"message": ...}``, ``{"detail": ...}``), empty bodies.
+
+``upstream`` holds the request's method and host (never its path or query: a query can
+hold a key), the exception's class, and for a page its title and the gateway that wrote it
+(``gateway``: read from the page's footer or template, such as ``cloudflare``, ``nginx``,
+``envoy``, ``google_front_end``). ``detail`` is the page's title, never the page.
+
+Evidence: the ``TABLE`` rows for Envoy (overflow, connection refused) and Cloudflare
+(520, 522) are exercised by cassettes in ``cassettes/http/``; the row for a 1xx-3xx
+response given to ``from_response`` has no public source (it is a caller's mistake, not a
+vendor's answer) and is exercised by a focused test. The exception classes are exercised by
+tests that make real httpx, httpx2 and requests clients fail (``tests/providers/test_http.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from .._rules import Facts, Rule, build, classify, rule
+from .._signals import (
+    MAX_MESSAGE,
+    body_text,
+    html_title,
+    integer,
+    lower_headers,
+    parse_body,
+    short,
+    text_of,
+)
+from ..exceptions import HarnessError
+
+__all__ = [
+    "CLASSES",
+    "HOSTS",
+    "NAME",
+    "PATTERNS",
+    "TABLE",
+    "diagnose",
+    "diagnose_stream",
+    "from_response",
+    "looks_like",
+    "normalize",
+]
+
+NAME: Final = "http"
+
+_CLOUDFLARE_ORIGIN: Final = (520, 521, 522, 523, 524, 525, 526, 527, 530)
+
+TABLE: Final[tuple[Rule, ...]] = (
+    rule(
+        "upstream.overloaded",
+        "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
+        "pending or active requests)",
+        retryable=True,
+        message=r"reset reason: overflow",
+    ),
+    rule(
+        "upstream.unavailable",
+        "Envoy's 'upstream connect error or disconnect/reset before headers' (the server "
+        "behind it refused, reset or timed out)",
+        retryable=True,
+        message=r"upstream connect error|disconnect/reset before headers",
+    ),
+    rule(
+        "upstream.unavailable",
+        "Cloudflare 520-527 and 530: the origin behind Cloudflare failed, refused or timed out",
+        retryable=True,
+        status=_CLOUDFLARE_ORIGIN,
+    ),
+    rule(
+        "upstream.invalid_response",
+        "a 1xx, 2xx or 3xx response read as an error: it reports no error",
+        status=range(100, 400),
+    ),
+)
+"""The mapping for responses of no known shape; otherwise the HTTP status decides."""
+
+_UNAVAILABLE: Final = ("upstream.unavailable", True)
+_INTERNAL: Final = ("harness.internal_error", False)
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    "HTTPStatusError": None,
+    "TimeoutException": _UNAVAILABLE,
+    "ConnectTimeout": _UNAVAILABLE,
+    "ReadTimeout": _UNAVAILABLE,
+    "WriteTimeout": _UNAVAILABLE,
+    "PoolTimeout": _UNAVAILABLE,
+    "NetworkError": _UNAVAILABLE,
+    "ConnectError": _UNAVAILABLE,
+    "ReadError": _UNAVAILABLE,
+    "WriteError": _UNAVAILABLE,
+    "CloseError": _UNAVAILABLE,
+    "RemoteProtocolError": _UNAVAILABLE,
+    "ProtocolError": _UNAVAILABLE,
+    "ProxyError": _UNAVAILABLE,
+    "ConnectionNotAvailable": _UNAVAILABLE,
+    "TransportError": _UNAVAILABLE,
+    "RequestError": _UNAVAILABLE,
+    "LocalProtocolError": _INTERNAL,
+    "UnsupportedProtocol": _INTERNAL,
+    "InvalidURL": _INTERNAL,
+    "CookieConflict": _INTERNAL,
+    "StreamError": _INTERNAL,
+    "StreamConsumed": _INTERNAL,
+    "StreamClosed": _INTERNAL,
+    "ResponseNotRead": _INTERNAL,
+    "RequestNotRead": _INTERNAL,
+    "DecodingError": ("upstream.invalid_response", True),
+    "TooManyRedirects": ("upstream.invalid_response", False),
+    "SSEError": ("upstream.invalid_response", True),
+    "HTTPError": None,
+}
+"""httpx/httpx2/httpcore class -> fixed (code, retryable), or ``None`` to read the response.
+
+The first class of the exception's MRO found here decides, so the most specific wins:
+
+* a timeout, a network failure, a protocol error of the server or a proxy failure is
+  ``upstream.unavailable`` (retryable; ``upstream.code`` is ``timeout`` or
+  ``connection_error``);
+* an invalid URL, an unsupported scheme, a local protocol error (an illegal header we
+  sent), a cookie conflict or a misused stream is a bug on the caller's side,
+  ``harness.internal_error``;
+* a body that cannot be decoded, and httpx2's ``SSEError`` (a stream that is not SSE,
+  typically a gateway's error page), are ``upstream.invalid_response`` (retryable); a
+  redirect loop is too, but not retryable;
+* ``HTTPStatusError`` (and a bare ``HTTPError``) is read from its response; without one it
+  is ``upstream.unavailable``.
+
+A test checks that every exception class httpx, httpx2, httpcore and httpcore2 export has an
+entry more specific than ``HTTPError``.
+"""
+
+_TIMEOUTS: Final = frozenset(
+    {"TimeoutException", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout"}
+)
+_HTTPX_ROOTS: Final = frozenset({"httpx", "httpx2", "httpcore", "httpcore2"})
+_OTHER_ROOTS: Final = frozenset({"requests", "urllib3", "aiohttp"})
+
+PATTERNS: Final[tuple[tuple[re.Pattern[str], str, bool, str | None], ...]] = (
+    (re.compile(r"Redirect"), "upstream.invalid_response", False, None),
+    (
+        re.compile(r"ChunkLength|IncompleteRead|ChunkedEncoding|Payload"),
+        "upstream.unavailable",
+        True,
+        "connection_error",
+    ),
+    (
+        re.compile(
+            r"^(?:Invalid|Missing|NonHttp|URLRequired|Location|URLScheme|ProxyScheme"
+            r"|TimeoutState|BodyNotHttplib|Unrewindable|StreamConsumed|ClosedPool|HostChanged)"
+        ),
+        "harness.internal_error",
+        False,
+        None,
+    ),
+    (re.compile(r"Timeout"), "upstream.unavailable", True, "timeout"),
+    (
+        re.compile(r"Decod|ContentType|NotChunked|HeaderParsing"),
+        "upstream.invalid_response",
+        True,
+        None,
+    ),
+    (
+        re.compile(
+            r"Connect|Disconnect|Proxy|SSL|Certificate|NameResolution|Retry|Protocol|Pool"
+            r"|Fingerprint|Reset"
+        ),
+        "upstream.unavailable",
+        True,
+        "connection_error",
+    ),
+    (re.compile(r"ResponseError"), "upstream.unavailable", True, None),
+)
+"""How ``requests``, ``urllib3`` and ``aiohttp`` exceptions are read: (class-name pattern,
+code, retryable, ``upstream.code``), tried in order on each class of the MRO from the most
+specific; an exception with an error status is read from its response first, and one that
+matches nothing is ``harness.internal_error``."""
+
+HOSTS: Final = (
+    ("api.openai.com", "openai"),
+    (".openai.azure.com", "openai"),
+    ("api.anthropic.com", "anthropic"),
+    ("generativelanguage.googleapis.com", "google"),
+    ("aiplatform.googleapis.com", "google"),
+    ("-aiplatform.googleapis.com", "google"),
+)
+"""Request hosts that name the provider of a response of no known shape: exact names, and
+suffixes (starting with ``.`` or ``-``, as in ``us-central1-aiplatform.googleapis.com``)."""
+
+_REQUEST_IDS: Final = ("x-request-id", "request-id", "apim-request-id", "x-amzn-requestid")
+_MESSAGE_KEYS: Final = (
+    "message",
+    "Message",
+    "detail",
+    "error_description",
+    "errorMessage",
+    "error_message",
+    "msg",
+    "title",
+)
+_CODE_KEYS: Final = ("code", "error_code", "errorCode", "type")
+
+_FOOTER: Final = re.compile(r"<hr[^>]{0,80}>\s{0,20}<center>\s{0,20}([A-Za-z][\w.-]{0,40})", re.I)
+_RESET: Final = re.compile(r"reset reason: ([a-z][a-z ]{0,60}[a-z])")
+_GFE_TITLE: Final = re.compile(r"^Error \d{3} \(.{1,60}\)!!1$")
+_ENVOY: Final = ("upstream connect error", "disconnect/reset before headers", "no healthy upstream")
+
+
+# -- reading a response of no known shape ---------------------------------------------------
+
+
+def provider_for_host(host: str | None) -> str | None:
+    """The provider whose API lives at ``host``, or ``None`` (see ``HOSTS``)."""
+    if not host:
+        return None
+    host = host.lower().rstrip(".")
+    for known, name in HOSTS:
+        if host == known or (known[0] in ".-" and host.endswith(known)):
+            return name
+    return None
+
+
+def _gateway(text: str, title: str | None) -> str | None:
+    """Who wrote an error page or text: its footer, template or wording."""
+    head = text[:65536]
+    match = _FOOTER.search(head)
+    if match is not None:
+        return match.group(1).split("/")[0].lower()
+    low = head.lower()
+    if "cf-error-details" in low or "/cdn-cgi/styles/" in low or "cf-wrapper" in low:
+        return "cloudflare"
+    if title is not None and _GFE_TITLE.match(title):
+        return "google_front_end"
+    if any(marker in low[:1024] for marker in _ENVOY):
+        return "envoy"
+    return None
+
+
+def _json_facts(parsed: Any, found: dict[str, Any]) -> None:
+    """The message and code of a JSON error body of no known shape."""
+    if isinstance(parsed, list):
+        parsed = next((item for item in parsed[:8] if isinstance(item, dict)), None)
+    if not isinstance(parsed, dict):
+        return
+    error = parsed.get("error")
+    for obj in (error, parsed) if isinstance(error, dict) else (parsed,):
+        for key in _MESSAGE_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str) and value.strip():
+                found.setdefault("message", short(value, MAX_MESSAGE))
+                break
+            if isinstance(value, (dict, list)) and value and key == "detail":
+                found.setdefault("message", short(body_text(value, 4096), 1024))
+                break
+        for key in _CODE_KEYS:
+            value = obj.get(key)
+            code = text_of(value) or (str(value) if integer(value) is not None else None)
+            if code:
+                found.setdefault("vendor_code", short(code, 128))
+                break
+    if isinstance(error, str) and error.strip():
+        found.setdefault("message", short(error, MAX_MESSAGE))
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines()[:50]:
+        stripped = line.strip()
+        if stripped:
+            return short(stripped, 300)
+    return ""
+
+
+def read(
+    status: Any,
+    headers: Any,
+    body: Any,
+    *,
+    provider: str = NAME,
+    extra: Mapping[str, Any] | None = None,
+) -> HarnessError:
+    """The harness error for a response of no known shape, reported as ``provider``."""
+    low = lower_headers(headers)
+    code = integer(status)
+    text = body_text(body)
+    parsed = parse_body(body)
+    found: dict[str, Any] = {}
+    more: dict[str, Any] = dict(extra or {})
+    title = html_title(text) if text and parsed is None else None
+    where = f"{provider}: HTTP {code}" if code is not None else f"{provider}: a response"
+    if parsed is not None:
+        _json_facts(parsed, found)
+        message = found.get("message")
+        detail = f"{where}: {message}" if message else f"{where} (JSON with no message)"
+        text = ""
+    elif title is not None:
+        if title:
+            more["title"] = short(title, 300)
+        detail = f"{where}: {short(title, 300)}" if title else f"{where} (an HTML page)"
+    elif text.strip():
+        first = _first_line(text)
+        found["message"] = short(text.strip(), 1024)
+        detail = f"{where}: {first}" if not first.startswith("<") else f"{where} (markup)"
+    else:
+        detail = f"{where} with an empty body"
+    gateway = _gateway(text, title) if text else None
+    if gateway:
+        more["gateway"] = gateway
+    reset = _RESET.search(text[:1024]) if gateway == "envoy" else None
+    if reset is not None:
+        more["reset_reason"] = reset.group(1)
+    if code is not None and 200 <= code <= 299 and not found.get("message"):
+        detail = f"{where}: a success response, it reports no error"
+    request_id = next((low[name] for name in _REQUEST_IDS if name in low), None)
+    facts = Facts(
+        provider,
+        status=code,
+        headers=low,
+        body=parsed,
+        # An HTML page stays out of ``upstream``: its title is kept instead.
+        text="" if title is not None else text,
+        message=found.get("message"),
+        vendor_code=found.get("vendor_code"),
+        request_id=request_id,
+        extra=more,
+    )
+    error_code, retryable = classify(TABLE, facts)
+    return build(error_code, retryable, facts, detail=short(" ".join(detail.split()), 1024))
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw HTTP response of no known shape (see the module doc)."""
+    return read(status, headers, body)
+
+
+def looks_like(body: Any) -> bool:
+    """Always ``False``: plain HTTP has no error shape of its own; it is the fallback."""
+    return False
+
+
+def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """Always ``None``: a plain HTTP response has no stop reason to read."""
+    return None
+
+
+def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """Always ``None``: a plain HTTP stream's errors are read by ``from_response``."""
+    return None
+
+
+# -- exceptions -------------------------------------------------------------------------------
+
+
+def _attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` that also survives a property raising (httpx's
+    ``.request`` before it is set) or a hostile ``__getattr__``."""
+    if obj is None:
+        return None
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
+def _request_of(exc: BaseException, response: Any) -> tuple[str | None, str | None]:
+    """The method and host of the request behind ``exc`` (never its path or query)."""
+    # urllib3 keeps the host on the connection or the pool; ``conn`` first, because reading
+    # ``pool`` on a NewConnectionError warns that it is deprecated.
+    for owner, name in (
+        (exc, "request"),
+        (response, "request"),
+        (exc, "request_info"),  # aiohttp
+        (exc, "conn"),  # urllib3
+        (exc, "pool"),  # urllib3
+    ):
+        request = _attr(owner, name)
+        if request is None:
+            continue
+        method = _attr(request, "method")
+        url = _attr(request, "url")
+        host = _attr(url, "host") or _attr(request, "host")
+        if not isinstance(host, str):
+            try:
+                host = urlsplit(url).hostname if isinstance(url, str) else None
+            except ValueError:
+                host = None
+        if isinstance(method, bytes):
+            method = method.decode("latin-1")
+        method = method.upper()[:16] if isinstance(method, str) and method else None
+        host = host.lower()[:255] if isinstance(host, str) and host else None
+        if method or host:
+            return method, host
+    return None, None
+
+
+def _body_of(response: Any) -> Any:
+    """The bytes of a response that was read; never reads (no I/O in a normalizer)."""
+    content = _attr(response, "_content")
+    if isinstance(content, (bytes, bytearray, str)):
+        return content
+    return None
+
+
+def _qualname(exc: BaseException) -> str:
+    cls = type(exc)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_QUERY: Final = re.compile(r"\?[^\s'\"()<>?]{0,2000}=[^\s'\"()<>]{0,4000}")
+"""A query string inside a message (requests and urllib3 print the URL they failed on)."""
+
+
+def _message(exc: BaseException) -> str | None:
+    """``str(exc)`` without query strings (they can hold keys), or ``None``."""
+    try:
+        text = str(exc)
+    except Exception:
+        return None
+    if not text:
+        return None
+    text = short(text, 1024)
+    return _QUERY.sub("?…", text) if "?" in text else text
+
+
+def _response_error(
+    exc: BaseException,
+    response: Any,
+    status: Any,
+    headers: Any,
+    *,
+    method: str | None,
+    host: str | None,
+) -> HarnessError:
+    """An error status: the adapter of the body's shape reads it, else this one."""
+    from .._facade import _detect
+    from ..bindings.http import read_problem
+    from . import adapter
+
+    body = _body_of(response)
+    more: dict[str, Any] = {"exception": _qualname(exc)}
+    if method:
+        more["method"] = method
+    if host:
+        more["host"] = host
+    parsed = parse_body(body)
+    problem = read_problem(status, headers, parsed) if isinstance(parsed, dict) else None
+    if problem is not None:
+        return problem
+    name = _detect(parsed, lower_headers(headers))
+    if name == NAME:
+        return read(status, headers, body, provider=provider_for_host(host) or NAME, extra=more)
+    err = adapter(name).from_response(status, headers, body)
+    err.upstream = {**err.upstream, **more}
+    return err
+
+
+def _fixed(
+    exc: BaseException,
+    code: str,
+    retryable: bool,
+    vendor_code: str | None,
+    *,
+    method: str | None,
+    host: str | None,
+) -> HarnessError:
+    """An exception with a fixed code: its class, message, and the request's method and host."""
+    kind = type(exc).__name__
+    message = _message(exc)
+    extra: dict[str, Any] = {}
+    if method:
+        extra["method"] = method
+    if host:
+        extra["host"] = host
+    cause = exc.__cause__
+    if cause is not None:
+        extra["cause"] = _qualname(cause)
+    facts = Facts(
+        provider_for_host(host) or NAME,
+        message=message,
+        vendor_code=vendor_code,
+        exception=_qualname(exc),
+        extra=extra,
+    )
+    where = f" ({method or 'request to'} {host})" if host else ""
+    detail = f"{kind}: {message}{where}" if message else f"{kind}{where}"
+    return build(code, retryable, facts, detail=detail)
+
+
+def _httpx(exc: BaseException) -> HarnessError | None:
+    """httpx, httpx2 and httpcore exceptions: the first class of the MRO in ``CLASSES``."""
+    for cls in type(exc).__mro__:
+        if cls.__module__.partition(".")[0] in _HTTPX_ROOTS and cls.__name__ in CLASSES:
+            fixed = CLASSES[cls.__name__]
+            break
+    else:
+        return None
+    response = _attr(exc, "response")
+    method, host = _request_of(exc, response)
+    if fixed is None:
+        status = integer(_attr(response, "status_code"))
+        if status is not None:
+            headers = _attr(response, "headers")
+            return _response_error(exc, response, status, headers, method=method, host=host)
+        fixed = _UNAVAILABLE
+    code, retryable = fixed
+    vendor_code = None
+    if code == "upstream.unavailable":
+        is_timeout = any(k.__name__ in _TIMEOUTS for k in type(exc).__mro__)
+        vendor_code = "timeout" if is_timeout else "connection_error"
+    return _fixed(exc, code, retryable, vendor_code, method=method, host=host)
+
+
+def _other(exc: BaseException) -> HarnessError | None:
+    """``requests``, ``urllib3`` and ``aiohttp`` exceptions, by status or class name."""
+    response = _attr(exc, "response")
+    method, host = _request_of(exc, response)
+    status = integer(_attr(response, "status_code"))
+    headers = _attr(response, "headers")
+    if status is None:
+        status = integer(_attr(exc, "status"))  # aiohttp's ClientResponseError
+        headers = _attr(exc, "headers")
+    if status is not None and 400 <= status <= 599:
+        return _response_error(exc, response, status, headers, method=method, host=host)
+    for cls in type(exc).__mro__:
+        if cls.__module__.partition(".")[0] not in _OTHER_ROOTS:
+            continue
+        for pattern, code, retryable, vendor_code in PATTERNS:
+            if pattern.search(cls.__name__):
+                return _fixed(exc, code, retryable, vendor_code, method=method, host=host)
+    code, retryable = _INTERNAL
+    return _fixed(exc, code, retryable, None, method=method, host=host)
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of an HTTP client library, or ``None``.
+
+    httpx and httpx2 (and httpcore) exceptions are read with ``CLASSES``; ``requests``,
+    ``urllib3`` and ``aiohttp`` ones with ``PATTERNS``. Anything else gives ``None``.
+    """
+    roots = {cls.__module__.partition(".")[0] for cls in type(exc).__mro__}
+    if roots & _HTTPX_ROOTS:
+        return _httpx(exc)
+    if roots & _OTHER_ROOTS:
+        return _other(exc)
+    return None
