@@ -181,6 +181,8 @@ CONTEXT_WORDING: Final = (
 _LIMITS: Final = (
     # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
     re.compile(r"(?P<observed>\d+) tokens? > (?P<value>\d+) maximum"),
+    # Anthropic: "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000"
+    re.compile(r"context limit: (?P<observed>\d+) \+ (?P<more>\d+) > (?P<value>\d+)"),
     # Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed
     # (1048576)."
     re.compile(r"input token count \((?P<observed>\d+)\) exceeds.{0,60}?\((?P<value>\d+)\)"),
@@ -208,8 +210,9 @@ def context_limit(message: str | None) -> dict[str, Any] | None:
         match = pattern.search(message)
         if match is not None:
             limit: dict[str, Any] = {"name": "context_tokens", "value": int(match["value"])}
-            if "observed" in match.groupdict() and match["observed"] is not None:
-                limit["observed"] = int(match["observed"])
+            groups = match.groupdict()
+            if groups.get("observed") is not None:
+                limit["observed"] = int(match["observed"]) + int(groups.get("more") or 0)
             return limit
     return None
 

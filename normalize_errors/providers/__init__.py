@@ -36,8 +36,11 @@ __all__ = [
     "provider_of_object",
 ]
 
-NAMES: Final = ("openai", "anthropic", "google", "http")
-"""The provider names, in the order ``from_response`` tries them on a body's shape."""
+NAMES: Final = ("anthropic", "openai", "google", "http")
+"""The provider names, in the order ``from_response`` tries them on a body's shape.
+
+Anthropic's shape (``{"type": "error", "error": {...}}``) is the most specific, so it is
+tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``."""
 
 _ROOTS: Final = {
     "openai": "openai",

@@ -42,7 +42,7 @@ CALLS: Final = {
 
 _MODELS: Final = {
     "openai": "gpt-4o-mini",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
 

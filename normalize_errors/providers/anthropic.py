@@ -1,0 +1,633 @@
+"""Anthropic: the Claude API (Messages), through the ``anthropic`` SDK or raw HTTP.
+
+Reads the exceptions of the ``anthropic`` SDK (0.x on httpx, 1.x and 2.x on httpx2) by class
+name and attributes, raw error bodies of the Anthropic shape (``{"type": "error", "error":
+{"type", "message", "details"?}, "request_id"}``, and Cloudflare's ``{"error": {"type":
+"request_too_large", ...}}`` without the envelope), and ``Message`` results and stream events
+for failure stop reasons.
+
+Facts worth knowing (see ``TABLE`` for the mapping):
+
+* ``body`` on an SDK error is the *full* JSON body (unlike OpenAI), or the raw text of a
+  non-JSON body (a Cloudflare HTML page), or ``None``;
+* an ``event: error`` inside a stream raises a bare ``APIStatusError`` whose ``status_code``
+  is the stream's 200: only the error's ``type`` says what happened;
+* 400 ``invalid_request_error`` also means "no credit left", "spend limit reached" and "this
+  organization has been disabled": only the message tells them apart;
+* a 429 is a rate limit to wait out, unless ``error.details.error_code`` names a spend limit
+  (``enforced_spend_limit_reached``, ``contract_spend_limit_reached``), which waiting does
+  not lift; ``ramp_limit_exceeded`` is a growth cap the SDK says to wait out (retry-after);
+* from 2.5 the SDK raises one of ~133 ``(status, error_code)`` subclasses; each inherits its
+  status class, so the MRO reaches ``APIStatusError`` and ``TABLE`` reads the body.
+
+Rows and stop reasons without a public response to record are exercised by focused tests in
+``tests/providers/test_anthropic.py``: 402 ``billing_error``, ``organization_on_hold``,
+``timeout_error`` (504), ``ramp_limit_exceeded``, ``contract_spend_limit_reached``, the
+"input length and `max_tokens` exceed context limit" wording, ``output.empty`` and
+``output.invalid_tool_arguments``. Everything else has a cassette in ``cassettes/anthropic``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._registry import code_info
+from .._rules import (
+    CONTEXT_WORDING,
+    Facts,
+    Rule,
+    build,
+    classify,
+    offered_names,
+    rule,
+    tool_call_problem,
+)
+from .._signals import (
+    body_text,
+    field,
+    integer,
+    lower_headers,
+    parse_body,
+    short,
+    status_code,
+    text_of,
+)
+from ..exceptions import HarnessError
+
+__all__ = [
+    "CLASSES",
+    "NAME",
+    "TABLE",
+    "diagnose",
+    "diagnose_stream",
+    "from_response",
+    "looks_like",
+    "normalize",
+]
+
+NAME: Final = "anthropic"
+
+_BILLING_IDS: Final = (
+    "billing_error",
+    "enforced_spend_limit_reached",
+    "contract_spend_limit_reached",
+    "linked_organization_spend_limit_reached",
+    "linked_organization_billing_unavailable",
+)
+
+TABLE: Final[tuple[Rule, ...]] = (
+    rule(
+        "context.window_exceeded",
+        'the message says the input is over the context window ("prompt is too long: N '
+        'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
+        retryable=False,
+        message=CONTEXT_WORDING,
+    ),
+    rule(
+        "context.window_exceeded",
+        "status 413 or type `request_too_large`: the request is over the size limit "
+        "(Cloudflare answers it, without the `type: error` envelope); shrink the input",
+        retryable=False,
+        status=[413],
+    ),
+    rule(
+        "context.window_exceeded",
+        "type `request_too_large` without a status, as in a stream",
+        retryable=False,
+        ids=["request_too_large"],
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a billing or spend-limit code: type `billing_error`, or `error.details.error_code` "
+        "`enforced_spend_limit_reached`, `contract_spend_limit_reached`, "
+        "`linked_organization_spend_limit_reached`, `linked_organization_billing_unavailable`",
+        retryable=False,
+        ids=_BILLING_IDS,
+    ),
+    rule("upstream.rate_limited", "status 402 (payment required)", retryable=False, status=[402]),
+    rule(
+        "upstream.rate_limited",
+        'the message says the credits or a spend limit ran out ("Your credit balance is too '
+        'low", "You have reached your specified workspace API usage limits"), sent as a 400 '
+        "`invalid_request_error`",
+        retryable=False,
+        message=r"credit balance is too low|reached your (?:specified )?(?:workspace )?"
+        r"API usage limits",
+    ),
+    rule(
+        "upstream.authentication_failed",
+        'the message says "This organization has been disabled" (sent as a 400 '
+        "`invalid_request_error`)",
+        retryable=False,
+        message=r"organization has been disabled",
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "`error_code` `organization_on_hold` (disabled for trust and safety reasons)",
+        retryable=False,
+        ids=["organization_on_hold"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "type `authentication_error` or `permission_error`",
+        retryable=False,
+        ids=["authentication_error", "permission_error"],
+    ),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule(
+        "upstream.overloaded",
+        "type `overloaded_error` (also mid-stream, where the status is 200) or `error_code` "
+        "`compaction_unavailable`",
+        retryable=True,
+        ids=["overloaded_error", "compaction_unavailable"],
+    ),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule(
+        "upstream.rate_limited",
+        "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "
+        "fast usage grows that the SDK says to wait out)",
+        retryable=True,
+        ids=["rate_limit_error"],
+    ),
+    rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
+    rule(
+        "upstream.unavailable",
+        "type `api_error` (500) or `timeout_error` (504)",
+        retryable=True,
+        ids=["api_error", "timeout_error"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        'type `invalid_request_error` or `not_found_error` (an unknown model says "model: <id>")',
+        retryable=False,
+        ids=["invalid_request_error", "not_found_error"],
+    ),
+)
+"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    "APIStatusError": None,
+    "APIError": None,
+    "APITimeoutError": ("upstream.unavailable", True),
+    "APIConnectionError": ("upstream.unavailable", True),
+    "APIResponseValidationError": ("upstream.invalid_response", True),
+    "APIWebhookValidationError": ("upstream.invalid_response", False),
+    "RetryableError": ("upstream.unavailable", True),
+    "IdentityTokenFileError": ("upstream.authentication_failed", False),
+    "CredentialsError": ("upstream.authentication_failed", False),
+    "WorkloadIdentityError": ("upstream.authentication_failed", False),
+    "AnthropicError": None,
+}
+"""SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
+
+The first class of the exception's MRO found here decides. Every status class (``BadRequestError``
+… ``OverloadedError``) and every ``(status, error_code)`` class of 2.5+ reaches
+``APIStatusError``; a test checks that every exception class the SDK exports is covered by an
+entry more specific than ``AnthropicError``. A bare ``AnthropicError`` (a client-side misuse)
+is not an upstream failure and is left to the caller's ``harness.internal_error``.
+"""
+
+
+# -- reading error objects ----------------------------------------------------------------------
+
+
+def _read(body: Any, found: dict[str, Any]) -> None:
+    """Fill ``found`` from an Anthropic-shaped error body (a dict, or anything else)."""
+    if not isinstance(body, dict):
+        return
+    error = body.get("error")
+    if isinstance(error, str):
+        found["message"] = error
+        error = None
+    if not isinstance(error, dict):
+        message = body.get("message")
+        if isinstance(message, str):
+            found["message"] = message
+        return
+    message = error.get("message")
+    if isinstance(message, str):
+        found["message"] = message
+    elif isinstance(message, (dict, list)):
+        found["message"] = short(json.dumps(message, default=str))
+    error_type = text_of(error.get("type"))
+    if error_type:
+        found["vendor_type"] = error_type
+    details = error.get("details")
+    if isinstance(details, dict) and details:
+        code = text_of(details.get("error_code"))
+        if code:
+            found["vendor_code"] = code
+        found.setdefault("extra", {})["details"] = details
+    request_id = body.get("request_id")
+    if isinstance(request_id, str) and request_id:
+        found["request_id"] = request_id
+
+
+def _facts(
+    status: int | None,
+    headers: dict[str, str],
+    body: Any,
+    text: str,
+    *,
+    request_id: str | None = None,
+    exception: str | None = None,
+    in_stream: bool = False,
+    attempts: int | None = None,
+) -> Facts:
+    found: dict[str, Any] = {}
+    _read(body, found)
+    if body is None and text and not text.lstrip().startswith("<") and len(text) < 2048:
+        found["message"] = text.strip() or None
+    extra: dict[str, Any] = found.get("extra", {})
+    workspace = headers.get("anthropic-workspace-id")
+    if workspace:
+        extra["workspace_id"] = workspace
+    return Facts(
+        NAME,
+        status=status,
+        headers=headers,
+        body=body,
+        text=text,
+        message=found.get("message"),
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        # the header (the SDK's ``request_id``) first, then the body's copy
+        request_id=request_id or headers.get("request-id") or found.get("request_id"),
+        exception=exception,
+        in_stream=in_stream,
+        attempts=attempts,
+        extra=extra,
+    )
+
+
+_ERROR_TYPES: Final = frozenset(
+    {
+        "invalid_request_error",
+        "authentication_error",
+        "billing_error",
+        "permission_error",
+        "not_found_error",
+        "request_too_large",
+        "rate_limit_error",
+        "timeout_error",
+        "api_error",
+        "overloaded_error",
+    }
+)
+
+
+def looks_like(body: Any) -> bool:
+    """Whether a parsed body has the Anthropic error shape.
+
+    The envelope ``{"type": "error", "error": {...}}``, or a bare ``{"error": {"type",
+    "message"}}`` whose type is one of Anthropic's and which has none of OpenAI's ``code`` and
+    ``param`` members (Cloudflare's 413 in front of the API).
+    """
+    if not isinstance(body, dict):
+        return False
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return False
+    if body.get("type") == "error":
+        return True
+    return error.get("type") in _ERROR_TYPES and "code" not in error and "param" not in error
+
+
+def _is_2xx(status: int | None) -> bool:
+    """Whether an error came with a success status: the stream's, before its ``event: error``."""
+    return status is not None and 200 <= status <= 299
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw HTTP error response in the Anthropic shape."""
+    low = lower_headers(headers)
+    number = integer(status)
+    facts = _facts(number, low, parse_body(body), body_text(body), in_stream=_is_2xx(number))
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+# -- SDK exceptions -----------------------------------------------------------------------------
+
+
+def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
+    for cls in type(exc).__mro__:
+        module = getattr(cls, "__module__", None)
+        if cls.__name__ in CLASSES and isinstance(module, str) and module.split(".")[0] == NAME:
+            return cls.__name__, CLASSES[cls.__name__]
+    return None
+
+
+def _attempts(exc: BaseException) -> int | None:
+    """Attempts made, from the ``x-stainless-retry-count`` header of the last request."""
+    request = field(exc, "request")
+    if request is None:
+        request = field(field(exc, "response"), "_request")
+    headers = field(request, "headers")
+    if headers is None:
+        return None
+    try:
+        count = headers.get("x-stainless-retry-count")
+    except Exception:
+        return None
+    number = integer(count)
+    return None if number is None else number + 1
+
+
+def _message_of(exc: BaseException) -> str | None:
+    message = field(exc, "message")
+    if isinstance(message, str) and message:
+        return message
+    try:
+        first = exc.args[0] if exc.args else None
+    except Exception:
+        return None
+    return first if isinstance(first, str) and first else None
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``anthropic`` SDK, or ``None``."""
+    entry = _entry(exc)
+    if entry is None:
+        return None
+    name, fixed = entry
+    if name == "AnthropicError":
+        return None
+    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    headers = lower_headers(field(field(exc, "response"), "headers"))
+    status = integer(field(exc, "status_code"))
+    body = field(exc, "body")
+    text = body if isinstance(body, str) else ""
+    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
+    facts = _facts(
+        status,
+        headers,
+        parsed,
+        text,
+        request_id=text_of(field(exc, "request_id")),
+        exception=qualname,
+        in_stream=fixed is None and _is_2xx(status),
+        attempts=_attempts(exc),
+    )
+    if facts.vendor_type is None:
+        facts.vendor_type = text_of(field(exc, "type"))
+    if facts.vendor_code is None:
+        facts.vendor_code = text_of(field(exc, "error_code"))
+    facts.ids = frozenset(
+        facts.ids | {v.lower() for v in (facts.vendor_type, facts.vendor_code) if v}
+    )
+    if fixed is not None:
+        code, retryable = fixed
+        if name == "APITimeoutError":
+            facts.vendor_code = "timeout"
+        elif name == "APIConnectionError":
+            facts.vendor_code = "connection_error"
+        elif name == "WorkloadIdentityError" and status is not None:
+            by_status, again = status_code(status)
+            if again:  # the token endpoint was busy or down, not the credentials refused
+                code, retryable = by_status, again
+        if not facts.message:
+            facts.message = _message_of(exc)
+        cause = exc.__cause__
+        if cause is not None:
+            origin = f"{type(cause).__module__}.{type(cause).__name__}"
+            facts.extra = {**facts.extra, "cause": origin}
+        return build(code, retryable, facts)
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+_QUIET: Final = frozenset({"stop_sequence", "tool_use", "pause_turn"})
+"""Stop reasons that are never failures, even with no content (the turn goes on)."""
+
+_UNUSED: Final = frozenset({"thinking", "redacted_thinking"})
+"""Content blocks that are not output the caller can use on their own."""
+
+
+def _usage(result: Any) -> dict[str, Any]:
+    usage = field(result, "usage")
+    out: dict[str, Any] = {}
+    for name in ("input_tokens", "output_tokens"):
+        value = integer(field(usage, name))
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
+    facts = Facts(
+        NAME,
+        stop_reason=reason,
+        request_id=text_of(field(result, "_request_id")),
+        extra={k: v for k, v in extra.items() if v},
+    )
+    # the registry's default: only an empty output is worth asking again as it is
+    return build(code, code_info(code).retryable, facts, detail=detail)
+
+
+def _stop_details(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out = {name: text_of(field(value, name)) for name in ("type", "category", "explanation")}
+    kept = {k: v for k, v in out.items() if v is not None}
+    return kept or None
+
+
+def _blocks(result: Any) -> list[Any]:
+    content = field(result, "content")
+    if isinstance(content, (list, tuple)):
+        return list(content)
+    return []
+
+
+def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error an Anthropic ``Message`` (or its JSON) means, or ``None``.
+
+    ``stop_reason`` ``max_tokens`` is ``output.truncated``, ``refusal`` is
+    ``policy.model_refusal`` (``stop_details`` kept in ``upstream``),
+    ``model_context_window_exceeded`` is ``context.window_exceeded``. A ``tool_use`` block
+    naming a tool outside ``tools`` (when given) is ``output.unknown_tool``; one whose
+    ``input`` is not a JSON object is ``output.invalid_tool_arguments``. ``end_turn`` (or a
+    stop reason this library does not know) with no usable content is ``output.empty``;
+    ``stop_sequence``, ``tool_use`` and ``pause_turn`` are never failures.
+    """
+    reason = text_of(field(result, "stop_reason"))
+    blocks = _blocks(result)
+    if reason is None and not blocks and text_of(field(result, "type")) != "message":
+        return None
+    found = _judge(result, reason, blocks, offered_names(tools))
+    if found is not None and found.result is None:
+        found.result = result
+    return found
+
+
+def _judge(
+    result: Any, reason: str | None, blocks: list[Any], offered: frozenset[str] | None
+) -> HarnessError | None:
+    message_id = text_of(field(result, "id"))
+    model = text_of(field(result, "model"))
+    if reason == "max_tokens":
+        return _stop(
+            "output.truncated",
+            reason,
+            "The output stopped at the max_tokens limit.",
+            result,
+            usage=_usage(result),
+            message_id=message_id,
+            model=model,
+        )
+    if reason == "model_context_window_exceeded":
+        return _stop(
+            "context.window_exceeded",
+            reason,
+            "The output stopped because the model's context window is full.",
+            result,
+            usage=_usage(result),
+            message_id=message_id,
+            model=model,
+        )
+    if reason == "refusal":
+        details = _stop_details(field(result, "stop_details"))
+        explanation = details.get("explanation") if details else None
+        return _stop(
+            "policy.model_refusal",
+            reason,
+            explanation or "The model declined the request.",
+            result,
+            stop_details=details,
+            message_id=message_id,
+            model=model,
+        )
+    produced = False
+    for block in blocks:
+        kind = text_of(field(block, "type"))
+        if kind == "tool_use":
+            produced = True
+            problem = tool_call_problem(
+                field(block, "name"), field(block, "input"), field(block, "id"), offered, NAME
+            )
+            if problem is not None:
+                return problem
+        elif kind == "text":
+            produced = produced or bool(text_of(field(block, "text")))
+        elif kind not in _UNUSED:
+            produced = True
+    if not produced and reason is not None and reason not in _QUIET:
+        return _stop(
+            "output.empty",
+            reason,
+            "The model returned no content.",
+            result,
+            usage=_usage(result),
+            message_id=message_id,
+            model=model,
+        )
+    return None
+
+
+def _error_event(event: Any) -> HarnessError:
+    """A stream ``error`` event given as data (the SDK raises it; raw SSE readers get it)."""
+    if not isinstance(event, dict):
+        error = field(event, "error")
+        event = {
+            "error": {
+                "type": field(error, "type"),
+                "message": field(error, "message"),
+                "details": field(error, "details"),
+            },
+            "request_id": field(event, "request_id"),
+        }
+    facts = _facts(None, {}, event, "")
+    facts.in_stream = True
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+def _block_state(block: Any) -> dict[str, Any]:
+    kind = text_of(field(block, "type")) or "unknown"
+    state: dict[str, Any] = {"type": kind}
+    if kind == "text":
+        state["text"] = text_of(field(block, "text")) or ""
+    elif kind == "tool_use":
+        state["id"] = text_of(field(block, "id"))
+        state["name"] = text_of(field(block, "name"))
+        state["input"] = field(block, "input")
+        state["json"] = ""
+    return state
+
+
+def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a finished Messages stream means, or ``None``.
+
+    The raw events (``message_start``, ``content_block_start``, ``content_block_delta``,
+    ``message_delta``; SDK objects or their JSON) are folded into one message (text, tool
+    ``input_json_delta`` fragments, the ``message_delta``'s ``stop_reason`` and
+    ``stop_details``) and read like ``diagnose``. The extra events of ``messages.stream()``
+    (``text``, ``input_json``, ...) are skipped. An ``error`` event given as data is read like
+    its HTTP twin.
+    """
+    try:
+        events = iter(chunks)
+    except Exception:  # not a sequence of events at all
+        return None
+    message: dict[str, Any] = {"type": "message", "content": None}
+    blocks: dict[int, dict[str, Any]] = {}
+    seen = False
+    for chunk in events:
+        kind = text_of(field(chunk, "type"))
+        if kind == "error":
+            return _error_event(chunk)
+        if kind == "message_start":
+            seen = True
+            start = field(chunk, "message")
+            for name in ("id", "model", "stop_reason"):
+                value = text_of(field(start, name))
+                if value:
+                    message[name] = value
+            message["usage"] = _usage(start)
+            for index, block in enumerate(_blocks(start)):
+                blocks[index] = _block_state(block)
+        elif kind == "content_block_start":
+            seen = True
+            index = integer(field(chunk, "index")) or 0
+            blocks[index] = _block_state(field(chunk, "content_block"))
+        elif kind == "content_block_delta":
+            index = integer(field(chunk, "index")) or 0
+            state = blocks.setdefault(index, {"type": "unknown"})
+            delta = field(chunk, "delta")
+            delta_type = text_of(field(delta, "type"))
+            if delta_type == "text_delta":
+                state["text"] = state.get("text", "") + (text_of(field(delta, "text")) or "")
+            elif delta_type == "input_json_delta":
+                state["json"] = state.get("json", "") + (
+                    text_of(field(delta, "partial_json")) or ""
+                )
+        elif kind == "message_delta":
+            seen = True
+            delta = field(chunk, "delta")
+            reason = text_of(field(delta, "stop_reason"))
+            if reason:
+                message["stop_reason"] = reason
+            details = field(delta, "stop_details")
+            if details is not None:
+                message["stop_details"] = details
+            output = integer(field(field(chunk, "usage"), "output_tokens"))
+            if output is not None:
+                message.setdefault("usage", {})["output_tokens"] = output
+    if not seen:
+        return None
+    content: list[dict[str, Any]] = []
+    for _, state in sorted(blocks.items()):
+        block = {k: v for k, v in state.items() if k != "json"}
+        if state.get("json"):
+            block["input"] = state["json"]
+        content.append(block)
+    message["content"] = content
+    found = diagnose(message, tools)
+    if found is not None:
+        found.result = None
+    return found
