@@ -257,7 +257,10 @@ def diagnose(
         return HarnessInternalError(
             f"normalize-errors could not read a result ({type(bug).__name__}).",
             retryable=False,
-            upstream={"provider": provider, "exception": type(bug).__name__},
+            upstream={
+                "exception": type(bug).__name__,
+                **({"provider": provider} if provider else {}),
+            },
         )
 
 

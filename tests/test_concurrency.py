@@ -74,7 +74,8 @@ def check(case: str, request_id: str, err: HarnessError) -> None:
     """The error is this caller's own: its code, its request id, its vendor class."""
     assert err.code == EXPECTED[case], (case, err.code)
     assert err.upstream["request_id"] == request_id
-    assert isinstance(err, openai.APIStatusError)
+    vendor: type = openai.APIStatusError
+    assert isinstance(err, vendor)
     assert err.__cause__ is not None
     assert getattr(err.__cause__, "request_id", None) == request_id
 

@@ -44,9 +44,10 @@ def to_http(err: HarnessError, *, status: int | None = None) -> tuple[int, dict[
 
 def is_problem(obj: Any) -> bool:
     """Whether ``obj`` looks like a harness error object (by its ``type`` and ``code``)."""
-    return (
-        isinstance(obj, dict) and obj.get("type") in TYPE_URIS and isinstance(obj.get("code"), str)
-    )
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("type")
+    return isinstance(kind, str) and kind in TYPE_URIS and isinstance(obj.get("code"), str)
 
 
 def read_problem(status: Any, headers: Any, body: Any) -> HarnessError | None:

@@ -114,7 +114,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "`invalid_request_error`",
         retryable=False,
         message=r"credit balance is too low|reached your (?:specified )?(?:workspace )?"
-        r"API usage limits",
+        r"api usage limits",
     ),
     rule(
         "upstream.authentication_failed",
