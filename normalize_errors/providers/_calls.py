@@ -85,7 +85,9 @@ def _client(
         return prepare(cls(api_key=key, base_url=base_url or BASE_URLS["anthropic"], max_retries=0))
     if provider == "google":
         genai = importlib.import_module("google.genai")
-        options = {"base_url": base_url} if base_url else None
+        # google-genai 3.x calls the Gemini API's v1 by default, 1.x and 2.x v1beta: pin
+        # v1beta (where every Gemini feature lives) so one cassette replays on every line.
+        options = {"api_version": "v1beta", **({"base_url": base_url} if base_url else {})}
         return prepare(genai.Client(api_key=key, http_options=options))
     raise ValueError(f"no SDK client for provider {provider!r}")
 
