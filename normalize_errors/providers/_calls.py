@@ -91,9 +91,11 @@ def _client(
         return prepare(cls(api_key=key, base_url=base_url or BASE_URLS[provider], **settings))
     if provider == "google":
         genai = importlib.import_module("google.genai")
-        http_options = {"base_url": base_url} if base_url else {}
+        # google-genai 3.x calls the Gemini API's v1 by default, 1.x and 2.x v1beta: pin
+        # v1beta (where every Gemini feature lives) so one cassette replays on every line.
+        http_options = {"api_version": "v1beta", **({"base_url": base_url} if base_url else {})}
         http_options.update(options.get("http_options") or {})
-        return prepare(genai.Client(api_key=key, http_options=http_options or None))
+        return prepare(genai.Client(api_key=key, http_options=http_options))
     raise ValueError(f"no SDK client for provider {provider!r}")
 
 

@@ -1,0 +1,1121 @@
+"""Google Gen AI: the Gemini API and Vertex AI through ``google-genai`` (1.x, 2.x, 3.x).
+
+Reads the exceptions of the ``google.genai`` SDK by class name and attributes, raw error
+bodies of the Google shape (``{"error": {"code": 429, "message", "status":
+"RESOURCE_EXHAUSTED", "details": [google.rpc.*]}}``, also wrapped in a one-element list
+as ``streamGenerateContent`` sends it), and ``GenerateContentResponse`` results (SDK
+objects or REST JSON, camelCase) for failure finish and block reasons.
+
+Facts worth knowing (see ``TABLE`` for the mapping):
+
+* ``e.code`` is the HTTP status and ``e.status`` the canonical status
+  (``RESOURCE_EXHAUSTED``); ``e.details`` is the *whole* parsed body, the inner error
+  object in the SDK's replay mode, or ``{"message": <page>, "status": <reason phrase>}``
+  for a body that is not JSON;
+* the identifiers the table matches are the canonical status, every
+  ``google.rpc.ErrorInfo`` reason (``API_KEY_INVALID`` arrives as a 400
+  ``INVALID_ARGUMENT``) and every ``QuotaFailure`` quota id;
+* the wait is in ``RetryInfo.retryDelay`` (``"26s"``), which the SDK never reads; a
+  daily or zero free-tier quota cannot be waited out, whatever ``RetryInfo`` says;
+* an ``{"error": ...}`` chunk inside a stream raises ``ClientError``/``ServerError``
+  chosen by the body's code, with a response wrapper whose status is always 200
+  (reported as ``upstream.in_stream``); an error chunk with no numeric code makes the SDK
+  itself fail with ``TypeError: '<=' not supported between 'int' and 'NoneType'``,
+  which this adapter recognises by the innermost frame of its traceback
+  (``google.genai.errors.raise_error``) and reads from that frame's ``response_json``
+  (a builtin ``TypeError`` names no SDK module, so the caller has to route it here:
+  ``normalize(exc, provider="google")``);
+* the Live API raises ``APIError`` with a WebSocket close code (1000-4999) as ``code``
+  and the close reason as ``details``;
+* transport errors (httpx, httpx2, aiohttp) are never wrapped by the SDK: the http
+  adapter reads them.
+
+The Interactions API has an OpenAI-like hierarchy of its own (``APIStatusError`` per
+status, ``APIConnectionError``, ``APITimeoutError``, ``APIWebSocketError``, under
+``GeminiNextGenAPIClientError``); its classes are keyed ``interactions.<Name>`` in
+``CLASSES`` because one of them is also called ``APIError``.
+
+Decisions a reader may not expect: ``FAILED_PRECONDITION`` (region, free tier, billing)
+and the finish reason ``PUP_LIMITED_DISABLED`` are ``upstream.authentication_failed``
+(the account or project is refused, not the request); ``UNAVAILABLE`` is
+``upstream.overloaded`` even for 'Deadline expired before operation could complete.';
+``ESCALATION`` is a content filter; ``CONTINUATION`` and other unknown finish reasons are
+not failures while the candidate has output; ``upstream.request_id`` of a result is its
+``responseId``. google-genai drops ``finishMessage`` when it converts a Gemini API
+response, so only REST JSON gives it to ``detail`` and ``model_feedback``.
+
+Coverage: every row of ``TABLE`` and every failure finish or block reason is exercised,
+by the cassettes in ``cassettes/google/`` where a public page shows the body, otherwise by
+focused tests in ``tests/providers/test_google.py`` on bodies built from Google's
+documented error shape (no public page shows one for them): the ``status 429`` and
+``status 401 or 403`` rows on non-JSON pages, the message-only key and quota rows,
+payload size, ``DEADLINE_EXCEEDED``, ``UNKNOWN``, ``DATA_LOSS``, ``CANCELLED``, ``ABORTED``,
+``ALREADY_EXISTS``, ``OUT_OF_RANGE``, ``UNIMPLEMENTED``, the ErrorInfo reasons
+``SERVICE_DISABLED`` and ``ACCESS_TOKEN_EXPIRED``, the Live API close codes, the SDK's
+``TypeError``, and every finish reason but ``MAX_TOKENS``, ``SAFETY``, ``RECITATION`` and
+``MALFORMED_FUNCTION_CALL`` (and the blocked prompts ``SAFETY`` and ``PROHIBITED_CONTENT``),
+which have cassettes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any, Final
+
+from .._rules import (
+    CONTEXT_WORDING,
+    Facts,
+    Rule,
+    build,
+    classify,
+    offered_names,
+    rule,
+    tool_call_problem,
+)
+from .._signals import (
+    body_text,
+    field,
+    integer,
+    lower_headers,
+    parse_body,
+    parse_duration,
+    short,
+    text_of,
+)
+from ..exceptions import HarnessError
+
+__all__ = [
+    "CLASSES",
+    "CLOSE_CODES",
+    "NAME",
+    "ROOTS",
+    "TABLE",
+    "diagnose",
+    "diagnose_stream",
+    "entry_for",
+    "from_response",
+    "looks_like",
+    "normalize",
+]
+
+NAME: Final = "google"
+ROOTS: Final = ("google.genai",)
+"""The modules whose exceptions this adapter reads."""
+
+_CANONICAL: Final = re.compile(r"[A-Z][A-Z0-9_]{1,63}")
+"""A canonical status (``RESOURCE_EXHAUSTED``), as opposed to an HTTP reason phrase."""
+
+_DAILY: Final = re.compile(r"per(?:day|month)", re.IGNORECASE)
+
+_CREDENTIAL_REASONS: Final = (
+    "API_KEY_INVALID",
+    "API_KEY_EXPIRED",
+    "API_KEY_SERVICE_BLOCKED",
+    "API_KEY_HTTP_REFERRER_BLOCKED",
+    "API_KEY_IP_ADDRESS_BLOCKED",
+    "API_KEY_ANDROID_APP_BLOCKED",
+    "API_KEY_IOS_APP_BLOCKED",
+    "CONSUMER_SUSPENDED",
+    "CONSUMER_INVALID",
+    "CREDENTIALS_MISSING",
+    "ACCESS_TOKEN_EXPIRED",
+    "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
+    "ACCESS_TOKEN_TYPE_UNSUPPORTED",
+    "ACCOUNT_STATE_INVALID",
+    "SERVICE_DISABLED",
+    "BILLING_DISABLED",
+    "USER_PROJECT_DENIED",
+    "SECURITY_POLICY_VIOLATED",
+)
+_RATE_IDS: Final = (
+    "RESOURCE_EXHAUSTED",
+    "RATE_LIMIT_EXCEEDED",
+    "RESOURCE_QUOTA_EXCEEDED",
+    "rateLimitExceeded",
+    "userRateLimitExceeded",
+    "quotaExceeded",
+)
+
+
+class _QuotaRule(Rule):
+    """A rate-limit row that also needs a daily (or monthly) quota among the violations."""
+
+    __slots__ = ()
+
+    def matches(self, facts: Facts) -> bool:
+        """The row's own conditions, and some ``QuotaFailure`` quota id says per day."""
+        if not super().matches(facts):
+            return False
+        for violation in facts.extra.get("violations") or ():
+            quota = violation.get("quotaId") if isinstance(violation, dict) else None
+            if isinstance(quota, str) and _DAILY.search(quota):
+                return True
+        return False
+
+
+def _quota_rule(code: str, when: str, *, ids: Iterable[str]) -> Rule:
+    return _QuotaRule(code, when, False, frozenset(), frozenset(i.lower() for i in ids), None)
+
+
+TABLE: Final[tuple[Rule, ...]] = (
+    rule(
+        "upstream.authentication_failed",
+        "an ErrorInfo reason about the key, token, consumer or project: `API_KEY_INVALID` "
+        "(sent as a 400 `INVALID_ARGUMENT`), `API_KEY_SERVICE_BLOCKED`, "
+        "`CONSUMER_SUSPENDED`, `CREDENTIALS_MISSING`, `ACCESS_TOKEN_EXPIRED`, "
+        "`SERVICE_DISABLED`, `BILLING_DISABLED`, …",
+        retryable=False,
+        ids=_CREDENTIAL_REASONS,
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "the message says the API key is not valid or expired (a body without its "
+        "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
+        retryable=False,
+        message=r"api key not valid|api key expired|api_key_invalid|invalid api key",
+    ),
+    _quota_rule(
+        "upstream.rate_limited",
+        "`RESOURCE_EXHAUSTED` with a QuotaFailure violation whose quotaId is per day (or "
+        "per month): a daily quota cannot be waited out in seconds, whatever RetryInfo says",
+        ids=_RATE_IDS,
+    ),
+    rule(
+        "upstream.rate_limited",
+        "`RESOURCE_EXHAUSTED` whose message says `limit: 0`: the model has no free-tier "
+        "quota at all for this project",
+        retryable=False,
+        ids=_RATE_IDS,
+        message=r"\blimit: 0\b",
+    ),
+    rule(
+        "upstream.rate_limited",
+        "`RESOURCE_EXHAUSTED` (429), or a rate-limit reason (`RATE_LIMIT_EXCEEDED`, "
+        "`rateLimitExceeded`): wait `RetryInfo.retryDelay`, else `Retry-After`, else the "
+        "message's 'Please retry in 38.96s'",
+        retryable=True,
+        ids=_RATE_IDS,
+    ),
+    rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
+    rule(
+        "upstream.rate_limited",
+        "the message says the quota is exceeded or the resource exhausted (a body without "
+        "its status, or a Live API close reason)",
+        retryable=True,
+        message=r"exceeded your current quota|quota exceeded|resource (?:has been )?exhausted",
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "`FAILED_PRECONDITION`: the account or project is refused, not the request: 'User "
+        "location is not supported for the API use.', the free tier is not available in "
+        "your country, billing is not enabled",
+        retryable=False,
+        ids=["FAILED_PRECONDITION"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "`UNAUTHENTICATED` (401) or `PERMISSION_DENIED` (403)",
+        retryable=False,
+        ids=["UNAUTHENTICATED", "PERMISSION_DENIED"],
+    ),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule(
+        "context.window_exceeded",
+        "the message says the input is over the context window: 'The input token count "
+        "(N) exceeds the maximum number of tokens allowed (M)' (limit from N and M)",
+        retryable=False,
+        message=CONTEXT_WORDING,
+    ),
+    rule(
+        "context.window_exceeded",
+        "'Request payload size exceeds the limit': the request is larger than the API "
+        "accepts; shrink it",
+        retryable=False,
+        message=r"payload size exceeds the limit",
+    ),
+    rule(
+        "upstream.overloaded",
+        "`UNAVAILABLE` (503): the model is overloaded, also for 'Deadline expired before "
+        "operation could complete.'",
+        retryable=True,
+        ids=["UNAVAILABLE"],
+    ),
+    rule(
+        "upstream.overloaded",
+        "the message says the model is overloaded",
+        retryable=True,
+        message=r"overloaded",
+    ),
+    rule(
+        "upstream.unavailable",
+        "`DEADLINE_EXCEEDED` (504), `INTERNAL`, `UNKNOWN` or `DATA_LOSS` (500)",
+        retryable=True,
+        ids=["DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN", "DATA_LOSS"],
+    ),
+    rule(
+        "upstream.unavailable",
+        "`CANCELLED` (499): the server cancelled the call",
+        retryable=True,
+        ids=["CANCELLED"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        "`ABORTED` or `ALREADY_EXISTS` (409): a conflict that may clear on a retry",
+        retryable=True,
+        ids=["ABORTED", "ALREADY_EXISTS"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        "`INVALID_ARGUMENT`, `NOT_FOUND` (an unknown or retired model), `OUT_OF_RANGE` or "
+        "`UNIMPLEMENTED`",
+        retryable=False,
+        ids=["INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED"],
+    ),
+)
+"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+
+CLOSE_CODES: Final[dict[int, tuple[str, bool]]] = {
+    1007: ("upstream.invalid_request", False),
+    1008: ("upstream.invalid_request", False),
+    1013: ("upstream.overloaded", True),
+}
+"""Live API WebSocket close codes that ``TABLE`` does not decide by the close reason:
+1007 (invalid data) and 1008 (policy violation) reject the request, 1013 asks to try again
+later; any other close code is ``upstream.unavailable``, retryable."""
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    # google.genai.errors
+    "APIError": None,
+    "ClientError": None,
+    "ServerError": None,
+    "UnknownApiResponseError": ("upstream.invalid_response", True),
+    "FunctionInvocationError": ("tool.execution_failed", False),
+    "UnknownFunctionCallArgumentError": ("output.invalid_tool_arguments", False),
+    "UnsupportedFunctionError": ("harness.internal_error", False),
+    "ContinuationInterruptedError": ("upstream.unavailable", True),
+    # elsewhere in the SDK
+    "ContinuationTimeoutError": ("upstream.unavailable", True),
+    "EphemeralTokenAPIKeyError": ("upstream.authentication_failed", False),
+    "MissingStreamClassError": ("harness.internal_error", False),
+    # the generated Interactions client (3.x), normally translated by the SDK itself
+    "GenAiError": None,
+    "ResponseValidationError": ("upstream.invalid_response", True),
+    "NoResponseError": ("upstream.unavailable", True),
+    # the Interactions API hierarchy
+    "interactions.APIStatusError": None,
+    "interactions.APIResponseValidationError": ("upstream.invalid_response", True),
+    "interactions.APITimeoutError": ("upstream.unavailable", True),
+    "interactions.APIWebSocketError": None,
+    "interactions.APIConnectionError": ("upstream.unavailable", True),
+    "interactions.StreamAlreadyConsumed": ("harness.internal_error", False),
+    "interactions.APIError": None,
+    "interactions.GeminiNextGenAPIClientError": None,
+}
+"""SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
+
+The first class of the exception's MRO found here decides. Classes of the Interactions
+API (those under ``GeminiNextGenAPIClientError``) are keyed ``interactions.<Name>``. A bare
+``GeminiNextGenAPIClientError`` is the root of that hierarchy and is left to the caller
+(``harness.internal_error``). A test checks that every exception class the SDK exports is
+covered by an entry more specific than that root.
+"""
+
+_INTERACTIONS_ROOT: Final = "GeminiNextGenAPIClientError"
+
+
+def _word(value: Any) -> str | None:
+    """An enum member or a string as a plain string (``FinishReason.SAFETY`` -> ``"SAFETY"``)."""
+    try:
+        text = text_of(value)
+        if text is None or type(text) is str:
+            return text
+        inner = getattr(text, "value", text)
+    except Exception:  # a hostile object
+        return None
+    return str.__str__(inner) if isinstance(inner, str) else None
+
+
+# -- reading error bodies -----------------------------------------------------------------------
+
+
+def _inner(body: Any) -> Any:
+    """The error object of a parsed body: ``error`` if present, else the body itself."""
+    if isinstance(body, list) and body:
+        body = body[0]
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            return error
+    return body
+
+
+def _violations(detail: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in detail.get("violations") or ():
+        if not isinstance(item, dict):
+            continue
+        kept = {k: item[k] for k in ("quotaId", "quotaMetric", "quotaValue") if k in item}
+        if kept:
+            out.append(kept)
+    return out
+
+
+def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | None:
+    """Read the ``google.rpc`` details list into ``ids`` and ``extra``; the first reason."""
+    reason: str | None = None
+    if not isinstance(details, list):
+        return None
+    for detail in details[:32]:
+        if not isinstance(detail, dict):
+            continue
+        kind = detail.get("@type")
+        kind = kind.rpartition(".")[2] if isinstance(kind, str) else ""
+        if kind == "ErrorInfo":
+            found = text_of(detail.get("reason"))
+            if found:
+                ids.append(found)
+                reason = reason or found
+            if isinstance(detail.get("domain"), str):
+                extra.setdefault("domain", detail["domain"])
+            if isinstance(detail.get("metadata"), dict):
+                extra.setdefault("metadata", detail["metadata"])
+        elif kind == "QuotaFailure":
+            violations = _violations(detail)
+            ids.extend(v.get("quotaId") for v in violations)
+            extra.setdefault("violations", []).extend(violations)
+        elif kind == "RetryInfo":
+            delay = detail.get("retryDelay")
+            if isinstance(delay, str):
+                extra["retry_delay"] = delay
+        elif kind == "BadRequest":
+            fields = [
+                {k: v[k] for k in ("field", "description") if k in v}
+                for v in detail.get("fieldViolations") or ()
+                if isinstance(v, dict)
+            ]
+            if fields:
+                extra["field_violations"] = fields
+        elif kind == "Help":
+            links = [
+                link["url"]
+                for link in detail.get("links") or ()
+                if isinstance(link, dict) and isinstance(link.get("url"), str)
+            ]
+            if links:
+                extra["help"] = links
+    return reason
+
+
+def _read(error: Any, found: dict[str, Any]) -> None:
+    """Fill ``found`` from a Google-shaped error object (a dict, a string or anything)."""
+    if isinstance(error, str):
+        found["message"] = error
+        return
+    if not isinstance(error, dict):
+        return
+    message = error.get("message")
+    if isinstance(message, str):
+        found["message"] = message
+    ids: list[Any] = []
+    extra: dict[str, Any] = {}
+    status = text_of(error.get("status"))
+    if status and _CANONICAL.fullmatch(status):
+        found["vendor_code"] = status
+    code = error.get("code")
+    if isinstance(code, str) and code and integer(code) is None:
+        # The Interactions API reportedly sends a string code ("invalid_request").
+        ids.append(code)
+        found.setdefault("vendor_code", code)
+    elif integer(code) is not None:
+        found["body_code"] = integer(code)
+    reason = _read_details(error.get("details"), ids, extra)
+    for item in error.get("errors") or ():
+        # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
+        if isinstance(item, dict) and isinstance(item.get("reason"), str):
+            ids.append(item["reason"])
+            reason = reason or item["reason"]
+    if reason:
+        found["vendor_type"] = reason
+    found["ids"] = ids
+    found["extra"] = extra
+
+
+def _looks_html(text: str) -> bool:
+    head = text.lstrip()[:256].lower()
+    return head.startswith("<") and ("html" in head or "<head" in head or "<body" in head)
+
+
+def _facts(
+    status: int | None,
+    headers: dict[str, str],
+    body: Any,
+    text: str,
+    *,
+    exception: str | None = None,
+    in_stream: bool = False,
+) -> Facts:
+    found: dict[str, Any] = {}
+    _read(_inner(body), found)
+    message = found.get("message")
+    if isinstance(message, str) and _looks_html(message):
+        # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
+        text, message = message, None
+    if body is None and text and message is None and not _looks_html(text):
+        message = short(text.strip(), 2048) if len(text) < 2048 else None
+    if status is None:
+        status = found.get("body_code")
+    return Facts(
+        NAME,
+        status=status,
+        headers=headers,
+        body=body,
+        text=text,
+        message=message,
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        ids=found.get("ids", ()),
+        request_id=headers.get("x-request-id") or headers.get("x-goog-request-id"),
+        exception=exception,
+        in_stream=in_stream,
+        extra=found.get("extra"),
+    )
+
+
+def _decide(facts: Facts) -> HarnessError:
+    """Classify ``facts`` with ``TABLE`` and set ``retry_after`` the Google way."""
+    code, retryable = classify(TABLE, facts)
+    err = build(code, retryable, facts)
+    if not retryable:
+        err.retry_after = None
+    else:
+        delay = parse_duration(facts.extra.get("retry_delay"))
+        if delay is not None:
+            err.retry_after = delay
+    return err
+
+
+def looks_like(body: Any) -> bool:
+    """Whether a parsed body has the Google error shape (canonical status or rpc details)."""
+    try:
+        return _looks_like(body)
+    except Exception:  # a hostile mapping
+        return False
+
+
+def _looks_like(body: Any) -> bool:
+    if isinstance(body, list) and body:
+        body = body[0]
+    if not isinstance(body, dict):
+        return False
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return False
+    status = error.get("status")
+    if isinstance(status, str) and _CANONICAL.fullmatch(status):
+        return True
+    details = error.get("details")
+    if isinstance(details, list):
+        for detail in details[:8]:
+            kind = detail.get("@type") if isinstance(detail, dict) else None
+            if isinstance(kind, str) and kind.startswith("type.googleapis.com/"):
+                return True
+    return False
+
+
+def _from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    low = lower_headers(headers)
+    parsed = parse_body(body)
+    facts = _facts(integer(status), low, parsed, body_text(body))
+    return _decide(facts)
+
+
+# -- SDK exceptions -----------------------------------------------------------------------------
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def entry_for(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
+    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any."""
+    mro = cls.__mro__
+    interactions = any(base.__name__ == _INTERACTIONS_ROOT for base in mro)
+    for base in mro:
+        module: Any = getattr(base, "__module__", None)
+        if not isinstance(module, str) or not module.startswith("google.genai"):
+            continue
+        key = f"interactions.{base.__name__}" if interactions else base.__name__
+        if key in CLASSES:
+            return key, CLASSES[key]
+    return None
+
+
+def _response_status(response: Any) -> int | None:
+    """The status of any response object: httpx, requests, aiohttp, SDK wrappers."""
+    if response is None:
+        return None
+    return integer(field(response, "status_code")) or integer(field(response, "status"))
+
+
+def _headers_of(response: Any) -> dict[str, str]:
+    return lower_headers(field(response, "headers")) if response is not None else {}
+
+
+_FUNCTION: Final = re.compile(
+    r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})"
+)
+
+
+def _api_error(exc: BaseException, qualname: str) -> HarnessError:
+    """A ``google.genai.errors.APIError`` (or subclass): an HTTP, stream or Live API error."""
+    response = field(exc, "response")
+    details = field(exc, "details")
+    code = integer(field(exc, "code"))
+    if response is None and code is not None and 1000 <= code <= 4999:
+        return _closed(code, details, qualname)
+    headers = _headers_of(response)
+    http = _response_status(response)
+    in_stream = http is not None and 200 <= http <= 299 and code is not None and code >= 400
+    if isinstance(details, str):
+        parsed = parse_body(details)
+        text = details if parsed is None else ""
+    else:
+        parsed, text = details, ""
+    if parsed is None and not text:
+        # Only the attributes survived (a pickled or hand-made error).
+        parsed = {
+            "code": code,
+            "message": field(exc, "message"),
+            "status": field(exc, "status"),
+        }
+    facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
+    err = _decide(facts)
+    if in_stream:
+        err.upstream = {**err.upstream, "status": http}
+    return err
+
+
+def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
+    """A Live API session closed with a WebSocket close code and a reason."""
+    message = reason if isinstance(reason, str) and reason else None
+    found: dict[str, Any] = {}
+    if isinstance(reason, dict):
+        _read(_inner(reason), found)
+        message = found.get("message")
+    facts = Facts(
+        NAME,
+        message=message,
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        ids=found.get("ids", ()),
+        exception=qualname,
+        extra={**found.get("extra", {}), "close_code": code},
+    )
+    for row in TABLE:
+        if row.matches(facts):
+            return _decide(facts)
+    fixed = CLOSE_CODES.get(code, ("upstream.unavailable", True))
+    return build(fixed[0], fixed[1], facts)
+
+
+def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError | None:
+    """An exception of the Interactions API hierarchy (or the generated client's)."""
+    response = field(exc, "response", "raw_response")
+    headers = _headers_of(response)
+    status = integer(field(exc, "status_code")) or _response_status(response)
+    if name == "interactions.APIWebSocketError":
+        status = integer(field(exc, "http_status"))
+    body = field(exc, "body")
+    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
+    text = body if isinstance(body, str) and parsed is None else ""
+    facts = _facts(status, headers, parsed, text, exception=qualname)
+    message = field(exc, "message")
+    if facts.message is None and isinstance(message, str):
+        facts.message = message
+    if name == "interactions.APIWebSocketError":
+        close = integer(field(exc, "close_code"))
+        server = text_of(field(exc, "server_code"))
+        facts.extra = {**facts.extra, **({"close_code": close} if close else {})}
+        if server:
+            facts.vendor_code = server
+        if status is None and not server:
+            if facts.message and "must " in facts.message:
+                return build("upstream.invalid_response", True, facts)
+            fixed = CLOSE_CODES.get(close or 0, ("upstream.unavailable", True))
+            return build(fixed[0], fixed[1], facts)
+    elif name == "interactions.GeminiNextGenAPIClientError":
+        return None
+    return _decide(facts)
+
+
+def _function_error(exc: BaseException, code: str, facts: Facts) -> HarnessError:
+    """Automatic function calling: the tool failed, or the model's arguments do not fit."""
+    message = facts.message or ""
+    match = _FUNCTION.search(message)
+    location = {"tool_name": match["name"]} if match else None
+    name = f" {match['name']!r}" if match else ""
+    if code == "output.invalid_tool_arguments":
+        feedback = (
+            f"The arguments you gave to the tool{name} do not fit its parameters: "
+            f"{short(message, 1024)} Call it again with valid arguments."
+        )
+    elif code == "tool.execution_failed":
+        feedback = f"The tool{name} failed: {short(message, 1024)}"
+    else:
+        feedback = None
+    return build(code, False, facts, model_feedback=feedback, location=location)
+
+
+def _innermost(tb: TracebackType | None) -> TracebackType | None:
+    if tb is None:
+        return None
+    for _ in range(256):
+        if tb.tb_next is None:
+            return tb
+        tb = tb.tb_next
+    return None
+
+
+def _sdk_type_error(exc: BaseException) -> HarnessError | None:
+    """The SDK's own crash on an error chunk without a numeric ``code`` (see module doc)."""
+    frame_tb = _innermost(exc.__traceback__)
+    if frame_tb is None:
+        return None
+    frame = frame_tb.tb_frame
+    if frame.f_globals.get("__name__") != "google.genai.errors":
+        return None
+    if not frame.f_code.co_name.startswith("raise_error"):
+        return None
+    try:
+        body = frame.f_locals.get("response_json")
+    except Exception:  # a frame whose locals cannot be read
+        body = None
+    facts = _facts(
+        None,
+        {},
+        body if isinstance(body, (dict, list)) else None,
+        body if isinstance(body, str) else "",
+        exception="builtins.TypeError",
+        in_stream=True,
+    )
+    facts.extra = {**facts.extra, "sdk_error": short(str(exc), 256)}
+    return _decide(facts)
+
+
+def _normalize(exc: BaseException) -> HarnessError | None:
+    if type(exc) is TypeError:
+        return _sdk_type_error(exc)
+    entry = entry_for(type(exc))
+    if entry is None:
+        return None
+    name, fixed = entry
+    qualname = _qualname(type(exc))
+    if name in ("APIError", "ClientError", "ServerError"):
+        return _api_error(exc, qualname)
+    if fixed is None and (name.startswith("interactions.") or name == "GenAiError"):
+        return _interactions(exc, name, qualname)
+    if fixed is None:
+        return None
+    code, retryable = fixed
+    message = field(exc, "message")
+    if not isinstance(message, str):
+        args: Any = exc.args
+        message = args[0] if isinstance(args, tuple) and args and isinstance(args[0], str) else None
+    facts = Facts(NAME, message=message, exception=qualname)
+    cause = exc.__cause__
+    extra: dict[str, Any] = {}
+    if cause is not None:
+        extra["cause"] = _qualname(type(cause))
+    if name == "ContinuationInterruptedError":
+        for attr in ("continuation_token", "interaction_id"):
+            value = field(exc, attr)
+            if isinstance(value, str):
+                extra[attr] = value
+    if name in ("interactions.APITimeoutError", "ContinuationTimeoutError"):
+        facts.vendor_code = "timeout"
+    elif name in ("interactions.APIConnectionError", "NoResponseError"):
+        facts.vendor_code = "connection_error"
+    facts.extra = extra
+    if name in ("UnknownFunctionCallArgumentError", "FunctionInvocationError"):
+        return _function_error(exc, code, facts)
+    return build(code, retryable, facts)
+
+
+# -- results ------------------------------------------------------------------------------------
+
+_FILTERED: Final = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "MODEL_ARMOR",
+        "ESCALATION",
+    }
+)
+_REQUEST: Final = {
+    "MISSING_THOUGHT_SIGNATURE": "A thought signature of an earlier turn is missing from the "
+    "request.",
+    "LANGUAGE": "The output was stopped for using an unsupported language.",
+}
+
+_USABLE: Final = (
+    ("function_call", "functionCall"),
+    ("inline_data", "inlineData"),
+    ("file_data", "fileData"),
+    ("executable_code", "executableCode"),
+    ("code_execution_result", "codeExecutionResult"),
+)
+
+
+def _usage(result: Any) -> dict[str, Any]:
+    usage = field(result, "usage_metadata", "usageMetadata")
+    out: dict[str, Any] = {}
+    for snake, camel in (
+        ("prompt_token_count", "promptTokenCount"),
+        ("candidates_token_count", "candidatesTokenCount"),
+        ("thoughts_token_count", "thoughtsTokenCount"),
+        ("cached_content_token_count", "cachedContentTokenCount"),
+        ("total_token_count", "totalTokenCount"),
+    ):
+        value = integer(field(usage, snake, camel))
+        if value is not None:
+            out[snake] = value
+    return out
+
+
+def _ratings(ratings: Any) -> list[dict[str, Any]]:
+    """The safety ratings that blocked (else those rated MEDIUM or HIGH), as plain dicts."""
+    if not isinstance(ratings, (list, tuple)):
+        return []
+    flat = []
+    for item in ratings[:32]:
+        entry: dict[str, Any] = {
+            "category": _word(field(item, "category")),
+            "probability": _word(field(item, "probability")),
+        }
+        if field(item, "blocked") is True:
+            entry["blocked"] = True
+        flat.append({k: v for k, v in entry.items() if v is not None})
+    blocked = [r for r in flat if r.get("blocked")]
+    return blocked or [r for r in flat if r.get("probability") in ("MEDIUM", "HIGH")]
+
+
+def _calls_and_output(candidate: Any) -> tuple[list[Any], bool]:
+    """The function calls of a candidate and whether it holds any usable output."""
+    calls: list[Any] = []
+    usable = False
+    parts = field(field(candidate, "content"), "parts")
+    if not isinstance(parts, (list, tuple)):
+        return calls, False
+    for part in parts:
+        call = field(part, "function_call", "functionCall")
+        if call is not None:
+            calls.append(call)
+            usable = True
+            continue
+        thought = field(part, "thought") is True
+        if (not thought and _word(field(part, "text"))) or any(
+            field(part, *names) is not None for names in _USABLE
+        ):
+            usable = True
+    return calls, usable
+
+
+def _stop(
+    code: str,
+    reason: str,
+    detail: str,
+    result: Any,
+    *,
+    retryable: bool = False,
+    model_feedback: str | None = None,
+    limit: dict[str, Any] | None = None,
+    **extra: Any,
+) -> HarnessError:
+    facts = Facts(NAME, stop_reason=reason, extra={k: v for k, v in extra.items() if v})
+    facts.request_id = _word(field(result, "response_id", "responseId"))
+    return build(code, retryable, facts, detail=detail, model_feedback=model_feedback, limit=limit)
+
+
+def _candidate(
+    result: Any, candidate: Any, index: int, offered: frozenset[str] | None
+) -> HarnessError | None:
+    finish = _word(field(candidate, "finish_reason", "finishReason"))
+    message = _word(field(candidate, "finish_message", "finishMessage"))
+    calls, usable = _calls_and_output(candidate)
+    common: dict[str, Any] = {
+        "finish_message": message,
+        "usage": _usage(result),
+        "model_version": _word(field(result, "model_version", "modelVersion")),
+        "candidate": index,
+    }
+    if finish == "MAX_TOKENS":
+        spent = (
+            " (all of them on thinking)"
+            if not usable and common["usage"].get("thoughts_token_count")
+            else ""
+        )
+        return _stop(
+            "output.truncated",
+            finish,
+            f"The output stopped at the output token limit{spent}.",
+            result,
+            **common,
+        )
+    if finish in _FILTERED:
+        return _stop(
+            "policy.content_filtered",
+            finish,
+            message or f"The provider's filter stopped the output ({finish}).",
+            result,
+            safety_ratings=_ratings(field(candidate, "safety_ratings", "safetyRatings")),
+            **common,
+        )
+    if finish == "MALFORMED_FUNCTION_CALL":
+        said = f" ({short(message, 1024)})" if message else ""
+        return _stop(
+            "output.invalid_tool_arguments",
+            finish,
+            message or "The model produced a function call that could not be parsed.",
+            result,
+            model_feedback=f"Your last function call could not be parsed{said}. Call the "
+            "function again as a function call with arguments in valid JSON, not as code.",
+            **common,
+        )
+    if finish == "UNEXPECTED_TOOL_CALL":
+        listing = ", ".join(sorted(offered)) if offered else None
+        return _stop(
+            "output.unknown_tool",
+            finish,
+            message or "The model called a tool that is not declared or not enabled.",
+            result,
+            model_feedback="You called a tool that is not available in this request."
+            + (f" The tools you can call are: {listing}." if listing else ""),
+            **common,
+        )
+    if finish == "TOO_MANY_TOOL_CALLS":
+        made = len(calls)
+        return _stop(
+            "loop.budget_exceeded",
+            finish,
+            message or "The server-side tool loop stopped: the model made too many tool calls.",
+            result,
+            limit={"name": "tool_calls", "value": made} if made else None,
+            **common,
+        )
+    if finish == "PUP_LIMITED_DISABLED":
+        return _stop(
+            "upstream.authentication_failed",
+            finish,
+            message or "The account is limited or disabled for Prohibited Use Policy violations.",
+            result,
+            **common,
+        )
+    if finish in _REQUEST:
+        return _stop(
+            "upstream.invalid_request", finish, message or _REQUEST[finish], result, **common
+        )
+    if finish == "MALFORMED_RESPONSE":
+        return _stop(
+            "upstream.invalid_response",
+            finish,
+            message or "The model's response was malformed.",
+            result,
+            retryable=True,
+            **common,
+        )
+    for call in calls:
+        found = tool_call_problem(
+            field(call, "name"), field(call, "args"), field(call, "id"), offered, NAME
+        )
+        if found is not None:
+            return found
+    if finish == "NO_IMAGE" or not usable:
+        # STOP, OTHER, no reason or one this adapter does not know, and nothing usable.
+        return _stop(
+            "output.empty",
+            finish or "none",
+            message or "The model returned no content.",
+            result,
+            **common,
+        )
+    return None
+
+
+def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """``diagnose`` without its guard.
+
+    Looks at ``prompt_feedback.block_reason`` (the prompt was blocked), then at every
+    candidate's ``finish_reason`` (``MAX_TOKENS``, the safety and recitation family,
+    ``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``, ...),
+    its function calls (names outside ``tools`` when given) and empty output. A finish
+    reason this adapter does not know is not a failure when the candidate has output.
+    """
+    offered = offered_names(tools)
+    feedback = field(result, "prompt_feedback", "promptFeedback")
+    blocked = _word(field(feedback, "block_reason", "blockReason"))
+    found: HarnessError | None = None
+    if blocked and blocked != "BLOCKED_REASON_UNSPECIFIED":
+        message = _word(field(feedback, "block_reason_message", "blockReasonMessage"))
+        found = _stop(
+            "policy.content_filtered",
+            blocked,
+            message or f"The provider blocked the prompt ({blocked}).",
+            result,
+            block_reason=blocked,
+            block_reason_message=message,
+            safety_ratings=_ratings(field(feedback, "safety_ratings", "safetyRatings")),
+            usage=_usage(result),
+            model_version=_word(field(result, "model_version", "modelVersion")),
+        )
+    else:
+        candidates = field(result, "candidates")
+        if not isinstance(candidates, (list, tuple)) or not candidates:
+            found = _stop(
+                "output.empty",
+                "none",
+                "The model returned no candidates.",
+                result,
+                usage=_usage(result),
+            )
+        else:
+            for index, candidate in enumerate(candidates[:16]):
+                found = _candidate(result, candidate, index, offered)
+                if found is not None:
+                    break
+    if found is not None and found.result is None:
+        found.result = result
+    return found
+
+
+def _error_chunk(chunk: Mapping[str, Any]) -> HarnessError:
+    """An ``{"error": ...}`` chunk in a stream of REST JSON chunks.
+
+    The body's ``code`` decides like a status, but is not reported as one: the HTTP
+    status of a stream that delivered chunks was a success.
+    """
+    err = _decide(_facts(None, {}, dict(chunk), "", in_stream=True))
+    err.upstream = {k: v for k, v in err.upstream.items() if k != "status"}
+    return err
+
+
+def _diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """``diagnose_stream`` without its guard.
+
+    The chunks (SDK objects or REST JSON) are folded: prompt feedback from any chunk, per
+    candidate the last finish reason, finish message and safety ratings, and every part;
+    usage from the last chunk that has it. The fold is then read like ``diagnose``. An
+    ``{"error": ...}`` chunk gives its error (``upstream.in_stream``).
+    """
+    feedback: Any = None
+    usage: Any = None
+    ids: dict[str, Any] = {}
+    states: dict[int, dict[str, Any]] = {}
+    seen = False
+    for chunk in chunks:
+        seen = True
+        if isinstance(chunk, Mapping) and isinstance(field(chunk, "error"), dict):
+            return _error_chunk(chunk)
+        pf = field(chunk, "prompt_feedback", "promptFeedback")
+        if pf is not None and (feedback is None or field(pf, "block_reason", "blockReason")):
+            feedback = pf
+        usage = field(chunk, "usage_metadata", "usageMetadata") or usage
+        for snake, camel in (("response_id", "responseId"), ("model_version", "modelVersion")):
+            value = _word(field(chunk, snake, camel))
+            if value:
+                ids[camel] = value
+        candidates = field(chunk, "candidates")
+        if not isinstance(candidates, (list, tuple)):
+            continue
+        for position, candidate in enumerate(candidates[:16]):
+            index = integer(field(candidate, "index")) or position
+            state = states.setdefault(
+                index, {"parts": [], "finishReason": None, "finishMessage": None}
+            )
+            for snake, camel in (
+                ("finish_reason", "finishReason"),
+                ("finish_message", "finishMessage"),
+                ("safety_ratings", "safetyRatings"),
+            ):
+                value = field(candidate, snake, camel)
+                if value is not None:
+                    state[camel] = value
+            parts = field(field(candidate, "content"), "parts")
+            if isinstance(parts, (list, tuple)):
+                state["parts"].extend(parts)
+    if not seen:
+        return None
+    folded = {
+        "promptFeedback": feedback,
+        "usageMetadata": usage,
+        **ids,
+        "candidates": [
+            {
+                "finishReason": _word(state["finishReason"]),
+                "finishMessage": _word(state["finishMessage"]),
+                "safetyRatings": state.get("safetyRatings"),
+                "content": {"parts": state["parts"]},
+            }
+            for _, state in sorted(states.items())
+        ],
+    }
+    found = _diagnose(folded, tools)
+    if found is not None:
+        found.result = None
+    return found
+
+
+# -- the interface: nothing escapes -------------------------------------------------------------
+
+
+def _unreadable(what: str, bug: Exception, exception: str | None = None) -> HarnessError:
+    facts = Facts(NAME, exception=exception, extra={"bug": type(bug).__name__})
+    detail = f"normalize-errors could not read {what} ({type(bug).__name__})."
+    return build("harness.internal_error", False, facts, detail=detail)
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``google-genai`` SDK, or ``None``."""
+    try:
+        return _normalize(exc)
+    except Exception as bug:  # a hostile exception object
+        return _unreadable(f"a {type(exc).__name__}", bug, _qualname(type(exc)))
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw HTTP error response in the Google shape."""
+    try:
+        return _from_response(status, headers, body)
+    except Exception as bug:  # a hostile body or headers object
+        return _unreadable("an HTTP response", bug)
+
+
+def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a ``GenerateContentResponse`` (SDK object or REST JSON) means.
+
+    The prompt's block reason, then each candidate's finish reason, function calls (names
+    outside ``tools`` when given) and output; ``None`` when nothing is wrong. Never raises.
+    """
+    try:
+        return _diagnose(result, tools)
+    except Exception as bug:  # a hostile result object
+        return _unreadable("a result", bug)
+
+
+def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a finished ``generate_content_stream`` means, or ``None``.
+
+    The chunks (SDK objects or REST JSON) are folded and read like ``diagnose``; an
+    ``{"error": ...}`` chunk gives its own error. Never raises.
+    """
+    try:
+        return _diagnose_stream(chunks, tools)
+    except Exception as bug:  # a hostile chunk
+        return _unreadable("a stream", bug)
