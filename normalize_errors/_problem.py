@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any, Final
 
+from ._redact import redact
 from ._registry import CODE_PATTERN, TYPE_URIS
 from .exceptions import (
     MAX_CAUSE_DEPTH,
@@ -85,7 +86,7 @@ def _parse(obj: Any, at: str, depth: int) -> HarnessError:
     err = class_for_code(code)(_text(obj, "detail", at), **members)
     # Keep the object as received: no title, type or origin filled in from the registry.
     err._type = type_uri
-    err._title = members["title"]
+    err._title = None if members["title"] is None else redact(members["title"])
     err._origin = origin  # type: ignore[assignment]  # checked against ORIGINS above
     err.status = None if status is None else int(status)
     return err

@@ -20,7 +20,7 @@ from typing import Any, Final, NamedTuple
 
 from ._redact import redact, sanitize
 from ._registry import code_info
-from ._signals import MAX_MESSAGE, field, html_title, retry_after, short, status_code
+from ._signals import MAX_MESSAGE, field, html_title, retry_after, sequence, short, status_code
 from .exceptions import HarnessError, class_for_code
 
 __all__ = [
@@ -357,8 +357,12 @@ def offered_names(tools: Any) -> frozenset[str] | None:
     """The names of the offered tools, from names or OpenAI/Anthropic/Gemini tool specs."""
     if tools is None:
         return None
+    try:
+        offered = list(tools)
+    except TypeError:  # not a collection of tools: nothing can be checked against it
+        return None
     names: set[str] = set()
-    for tool in tools:
+    for tool in offered:
         if isinstance(tool, str):
             names.add(tool)
             continue
@@ -366,7 +370,7 @@ def offered_names(tools: Any) -> frozenset[str] | None:
         if isinstance(name, str):
             names.add(name)
             continue
-        for decl in field(tool, "function_declarations", "functionDeclarations") or ():
+        for decl in sequence(field(tool, "function_declarations", "functionDeclarations")):
             inner = field(decl, "name")
             if isinstance(inner, str):
                 names.add(inner)

@@ -33,6 +33,7 @@ __all__ = [
     "parse_body",
     "parse_duration",
     "retry_after",
+    "sequence",
     "short",
     "status_code",
     "stream_error",
@@ -311,7 +312,12 @@ def text_of(value: Any) -> str | None:
     """``value`` if it is a non-empty string, its ``.value`` for enums, else ``None``."""
     if isinstance(value, str):
         return value or None
-    inner = getattr(value, "value", None)
+    if value is None or isinstance(value, (int, float, dict, list)):
+        return None
+    try:
+        inner = getattr(value, "value", None)
+    except Exception:  # a hostile object
+        return None
     if isinstance(inner, str):
         return inner or None
     return None
@@ -354,3 +360,9 @@ def stream_error(text: str) -> dict[str, Any] | None:
         if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
             return event
     return None
+
+
+def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
+    """``value`` if it is a list or a tuple, else an empty tuple: vendor data said to be a list
+    is iterated only when it is one."""
+    return value if isinstance(value, (list, tuple)) else ()

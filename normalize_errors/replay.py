@@ -200,11 +200,14 @@ def run(
 
     ``prepare`` receives the SDK client before the call (to wrap it, for example).
     """
+    request = dict(scenario.request)
+    if scenario.tools is not None and scenario.provider in ("openai", "anthropic"):
+        request.setdefault("tools", scenario.tools)  # the call offers them, as the user's did
     options: dict[str, Any] = {
         "stream": scenario.stream,
         "url": scenario.url,
         "base_url": scenario.base_url,
-        "request": scenario.request,
+        "request": request,
         "client": scenario.client,
     }
     if prepare is not None:

@@ -34,13 +34,15 @@ __all__ = [
     "adapter_for_exception",
     "provider_of",
     "provider_of_object",
+    "provider_of_traceback",
 ]
 
-NAMES: Final = ("anthropic", "openai", "google", "http")
+NAMES: Final = ("anthropic", "google", "openai", "http")
 """The provider names, in the order ``from_response`` tries them on a body's shape.
 
-Anthropic's shape (``{"type": "error", "error": {...}}``) is the most specific, so it is
-tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``."""
+Anthropic's shape (``{"type": "error", "error": {...}}``) and Google's (a canonical status
+such as ``RESOURCE_EXHAUSTED``, or ``type.googleapis.com`` details) are the most specific,
+so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``."""
 
 _ROOTS: Final = {
     "openai": "openai",
@@ -101,7 +103,11 @@ def adapter(name: str) -> Adapter:
 
 
 def _root(cls: type) -> str | None:
-    module = getattr(cls, "__module__", None)
+    return _module_provider(getattr(cls, "__module__", None))
+
+
+def _module_provider(module: object) -> str | None:
+    """The adapter for code of ``module`` (a dotted module name), or ``None``."""
     if not isinstance(module, str):
         return None
     root = module.partition(".")[0]
@@ -146,4 +152,23 @@ def adapter_for_exception(exc: BaseException, provider: str | None) -> Adapter |
     name = provider_of(exc)
     if name is None and provider is not None and provider in NAMES:
         name = provider
+    if name is None:
+        name = provider_of_traceback(exc)
     return adapter(name) if name is not None else None
+
+
+def provider_of_traceback(exc: BaseException) -> str | None:
+    """The vendor whose code raised a builtin exception, from the innermost traceback frame.
+
+    google-genai raises a plain ``TypeError`` from inside its error handling when a stream's
+    error chunk has no numeric code; only where it was raised tells it apart.
+    """
+    tb = exc.__traceback__
+    for _ in range(1000):
+        if tb is None or tb.tb_next is None:
+            break
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    name = _module_provider(tb.tb_frame.f_globals.get("__name__"))
+    return None if name == "http" else name

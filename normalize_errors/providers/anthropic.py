@@ -292,7 +292,13 @@ def looks_like(body: Any) -> bool:
         return False
     if body.get("type") == "error":
         return True
-    return error.get("type") in _ERROR_TYPES and "code" not in error and "param" not in error
+    kind = error.get("type")
+    return (
+        isinstance(kind, str)
+        and kind in _ERROR_TYPES
+        and "code" not in error
+        and ("param" not in error)
+    )
 
 
 def _is_2xx(status: int | None) -> bool:

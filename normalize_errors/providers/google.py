@@ -81,6 +81,7 @@ from .._signals import (
     lower_headers,
     parse_body,
     parse_duration,
+    sequence,
     short,
     text_of,
 )
@@ -148,7 +149,7 @@ class _QuotaRule(Rule):
         """The row's own conditions, and some ``QuotaFailure`` quota id says per day."""
         if not super().matches(facts):
             return False
-        for violation in facts.extra.get("violations") or ():
+        for violation in sequence(facts.extra.get("violations")):
             quota = violation.get("quotaId") if isinstance(violation, dict) else None
             if isinstance(quota, str) and _DAILY.search(quota):
                 return True
@@ -353,7 +354,7 @@ def _inner(body: Any) -> Any:
 
 def _violations(detail: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for item in detail.get("violations") or ():
+    for item in sequence(detail.get("violations")):
         if not isinstance(item, dict):
             continue
         kept = {k: item[k] for k in ("quotaId", "quotaMetric", "quotaValue") if k in item}
@@ -392,7 +393,7 @@ def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | 
         elif kind == "BadRequest":
             fields = [
                 {k: v[k] for k in ("field", "description") if k in v}
-                for v in detail.get("fieldViolations") or ()
+                for v in sequence(detail.get("fieldViolations"))
                 if isinstance(v, dict)
             ]
             if fields:
@@ -400,7 +401,7 @@ def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | 
         elif kind == "Help":
             links = [
                 link["url"]
-                for link in detail.get("links") or ()
+                for link in sequence(detail.get("links"))
                 if isinstance(link, dict) and isinstance(link.get("url"), str)
             ]
             if links:
@@ -431,7 +432,7 @@ def _read(error: Any, found: dict[str, Any]) -> None:
     elif integer(code) is not None:
         found["body_code"] = integer(code)
     reason = _read_details(error.get("details"), ids, extra)
-    for item in error.get("errors") or ():
+    for item in sequence(error.get("errors")):
         # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
         if isinstance(item, dict) and isinstance(item.get("reason"), str):
             ids.append(item["reason"])

@@ -37,6 +37,7 @@ from .._rules import Facts, Rule, build, classify, rule
 from .._signals import (
     MAX_MESSAGE,
     body_text,
+    field,
     html_title,
     integer,
     lower_headers,
@@ -367,17 +368,6 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
 # -- exceptions -------------------------------------------------------------------------------
 
 
-def _attr(obj: Any, name: str) -> Any:
-    """``getattr(obj, name, None)`` that also survives a property raising (httpx's
-    ``.request`` before it is set) or a hostile ``__getattr__``."""
-    if obj is None:
-        return None
-    try:
-        return getattr(obj, name, None)
-    except Exception:
-        return None
-
-
 def _request_of(exc: BaseException, response: Any) -> tuple[str | None, str | None]:
     """The method and host of the request behind ``exc`` (never its path or query)."""
     # urllib3 keeps the host on the connection or the pool; ``conn`` first, because reading
@@ -389,12 +379,12 @@ def _request_of(exc: BaseException, response: Any) -> tuple[str | None, str | No
         (exc, "conn"),  # urllib3
         (exc, "pool"),  # urllib3
     ):
-        request = _attr(owner, name)
+        request = field(owner, name)
         if request is None:
             continue
-        method = _attr(request, "method")
-        url = _attr(request, "url")
-        host = _attr(url, "host") or _attr(request, "host")
+        method = field(request, "method")
+        url = field(request, "url")
+        host = field(url, "host") or field(request, "host")
         if not isinstance(host, str):
             try:
                 host = urlsplit(url).hostname if isinstance(url, str) else None
@@ -411,7 +401,7 @@ def _request_of(exc: BaseException, response: Any) -> tuple[str | None, str | No
 
 def _body_of(response: Any) -> Any:
     """The bytes of a response that was read; never reads (no I/O in a normalizer)."""
-    content = _attr(response, "_content")
+    content = field(response, "_content")
     if isinstance(content, (bytes, bytearray, str)):
         return content
     return None
@@ -510,12 +500,12 @@ def _httpx(exc: BaseException) -> HarnessError | None:
             break
     else:
         return None
-    response = _attr(exc, "response")
+    response = field(exc, "response")
     method, host = _request_of(exc, response)
     if fixed is None:
-        status = integer(_attr(response, "status_code"))
+        status = integer(field(response, "status_code"))
         if status is not None:
-            headers = _attr(response, "headers")
+            headers = field(response, "headers")
             return _response_error(exc, response, status, headers, method=method, host=host)
         fixed = _UNAVAILABLE
     code, retryable = fixed
@@ -528,13 +518,13 @@ def _httpx(exc: BaseException) -> HarnessError | None:
 
 def _other(exc: BaseException) -> HarnessError | None:
     """``requests``, ``urllib3`` and ``aiohttp`` exceptions, by status or class name."""
-    response = _attr(exc, "response")
+    response = field(exc, "response")
     method, host = _request_of(exc, response)
-    status = integer(_attr(response, "status_code"))
-    headers = _attr(response, "headers")
+    status = integer(field(response, "status_code"))
+    headers = field(response, "headers")
     if status is None:
-        status = integer(_attr(exc, "status"))  # aiohttp's ClientResponseError
-        headers = _attr(exc, "headers")
+        status = integer(field(exc, "status"))  # aiohttp's ClientResponseError
+        headers = field(exc, "headers")
     if status is not None and 400 <= status <= 599:
         return _response_error(exc, response, status, headers, method=method, host=host)
     for cls in type(exc).__mro__:

@@ -37,6 +37,7 @@ from .._signals import (
     integer,
     lower_headers,
     parse_body,
+    sequence,
     short,
     stainless_retry_count,
     text_of,
@@ -362,11 +363,11 @@ def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
 
 def _attempts(exc: BaseException) -> int | None:
     """Attempts made, from the ``x-stainless-retry-count`` header of the last request."""
-    request = getattr(exc, "request", None)
+    request = field(exc, "request")
     if request is None:
-        response = getattr(exc, "response", None)
-        request = getattr(response, "_request", None)
-    count = stainless_retry_count(getattr(request, "headers", None))
+        response = field(exc, "response")
+        request = field(response, "_request")
+    count = stainless_retry_count(field(request, "headers"))
     return None if count is None else count + 1
 
 
@@ -378,15 +379,15 @@ def normalize(exc: BaseException) -> HarnessError | None:
     name, fixed = entry
     qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
     if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
-        completion = getattr(exc, "completion", None)
+        completion = field(exc, "completion")
         found = diagnose(completion, None) if completion is not None else None
         if found is not None:
             found.upstream = {**found.upstream, "exception": qualname}
             return found
-    response = getattr(exc, "response", None)
-    headers = lower_headers(getattr(response, "headers", None))
-    status = integer(getattr(exc, "status_code", None))
-    body = getattr(exc, "body", None)
+    response = field(exc, "response")
+    headers = lower_headers(field(response, "headers"))
+    status = integer(field(exc, "status_code"))
+    body = field(exc, "body")
     text = body if isinstance(body, str) else ""
     parsed = None if isinstance(body, str) else body
     if isinstance(body, str):
@@ -407,7 +408,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
             facts.vendor_code = "timeout"
         elif name == "APIConnectionError":
             facts.vendor_code = "connection_error"
-        message = getattr(exc, "message", None)
+        message = field(exc, "message")
         if isinstance(message, str) and not facts.message:
             facts.message = message
         cause = exc.__cause__
@@ -416,7 +417,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
             facts.extra = {**facts.extra, "cause": origin}
         return build(code, retryable, facts)
     if name == "OpenAIError" and not facts.message:
-        message = getattr(exc, "message", None) or (exc.args[0] if exc.args else None)
+        message = field(exc, "message") or (exc.args[0] if exc.args else None)
         facts.message = message if isinstance(message, str) else None
         code, retryable = classify(_CREDENTIALS, facts)
         if code == "upstream.authentication_failed":
@@ -450,7 +451,7 @@ def _usage(result: Any) -> dict[str, Any]:
 
 
 def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
-    for index, choice in enumerate(field(result, "choices") or ()):
+    for index, choice in enumerate(sequence(field(result, "choices"))):
         finish = text_of(field(choice, "finish_reason"))
         message = field(choice, "message") or {}
         content = field(message, "content")
@@ -483,7 +484,7 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
         refusal = field(message, "refusal")
         if isinstance(refusal, str) and refusal:
             return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
-        calls = field(message, "tool_calls") or ()
+        calls = sequence(field(message, "tool_calls"))
         for call in calls:
             function = field(call, "function")
             found = tool_call_problem(
@@ -543,12 +544,12 @@ def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | No
         return _stop("harness.cancelled", status, "The response was cancelled.", result)
     if status not in ("completed", None):
         return None
-    output = field(result, "output") or ()
+    output = sequence(field(result, "output"))
     produced = False
     for item in output:
         kind = text_of(field(item, "type"))
         if kind == "message":
-            for part in field(item, "content") or ():
+            for part in sequence(field(item, "content")):
                 part_type = text_of(field(part, "type"))
                 if part_type == "refusal":
                     refusal = text_of(field(part, "refusal")) or "The model refused."
@@ -641,7 +642,7 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
             if kind in ("response.completed", "response.failed", "response.incomplete"):
                 final = field(chunk, "response")
             continue
-        for choice in field(chunk, "choices") or ():
+        for choice in sequence(field(chunk, "choices")):
             index = integer(field(choice, "index")) or 0
             state = choices.setdefault(
                 index, {"content": "", "refusal": "", "calls": {}, "finish_reason": None}
@@ -654,7 +655,7 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
             delta = field(choice, "delta") or {}
             state["content"] += text_of(field(delta, "content")) or ""
             state["refusal"] += text_of(field(delta, "refusal")) or ""
-            for call in field(delta, "tool_calls") or ():
+            for call in sequence(field(delta, "tool_calls")):
                 slot = state["calls"].setdefault(
                     integer(field(call, "index")) or 0, {"id": None, "name": "", "arguments": ""}
                 )

@@ -1054,18 +1054,19 @@ def test_hostile_streams_never_raise(chunks: Any) -> None:
 
 
 def test_normalized_errors_pickle() -> None:
-    """An error read from a real SDK exception pickles with its members.
+    """An error read from a real SDK exception pickles with its members and its cause.
 
     Before ``AnthropicError`` had its own ``__reduce__`` (0.x), the SDK's status exceptions
-    pickle but cannot be unpickled (their ``__init__`` wants ``response`` and ``body``), so on
-    that line the error is pickled without its ``__cause__``.
+    pickle but cannot be unpickled (their ``__init__`` wants ``response`` and ``body``); the
+    harness error then carries a copy of the cause rebuilt without calling ``__init__``.
     """
     exc = raised(answer(529, envelope("overloaded_error", "Overloaded")))
     err = valid(normalize(exc))
     if "__reduce__" not in vars(anthropic.AnthropicError):
         with pytest.raises(TypeError):
             pickle.loads(pickle.dumps(exc))
-        err.__cause__ = None
     again = pickle.loads(pickle.dumps(err))
     assert (again.code, again.upstream) == (err.code, err.upstream)
     assert again.retryable is True
+    assert type(again.__cause__) is type(exc)
+    assert again.__cause__.status_code == 529  # type: ignore[attr-defined]

@@ -201,6 +201,8 @@ def test_the_sdks_type_error_on_an_error_chunk_without_a_code(asynchronous: bool
     assert err.upstream["in_stream"] is True
     assert err.upstream["exception"] == "builtins.TypeError"
     assert google.normalize(exc) is not None
+    found = valid(normalize(exc))  # no provider given: the traceback names google-genai
+    assert (found.code, found.upstream["provider"]) == ("upstream.unavailable", "google")
 
 
 def test_other_type_errors_are_not_the_adapters() -> None:
@@ -208,6 +210,7 @@ def test_other_type_errors_are_not_the_adapters() -> None:
     exc = raised(lambda: sorted([1, None]))
     assert google.normalize(exc) is None
     assert normalize(exc, provider="google").code == "harness.internal_error"
+    assert normalize(exc).code == "harness.internal_error"
     assert google.normalize(TypeError("no traceback")) is None
 
 
