@@ -32,6 +32,7 @@ __all__ = [
     "context_limit",
     "offered_names",
     "retry_hint",
+    "stop_error",
     "tool_call_problem",
 ]
 
@@ -348,6 +349,33 @@ def build(
     )
     err._upstream = upstream_of(facts)  # already redacted and bounded, member by member
     return err
+
+
+def stop_error(
+    provider: str,
+    code: str,
+    reason: str,
+    detail: str,
+    *,
+    request_id: str | None = None,
+    retryable: bool | None = None,
+    model_feedback: str | None = None,
+    limit: Mapping[str, Any] | None = None,
+    **extra: Any,
+) -> HarnessError:
+    """The error a failure stop reason means, for a call that itself succeeded.
+
+    ``retryable`` defaults to the registry's value for ``code``: only ``output.empty`` is
+    worth asking again unchanged. ``extra`` members that are empty are left out.
+    """
+    facts = Facts(
+        provider,
+        stop_reason=reason,
+        request_id=request_id,
+        extra={k: v for k, v in extra.items() if v},
+    )
+    chosen = code_info(code).retryable if retryable is None else retryable
+    return build(code, chosen, facts, detail=detail, model_feedback=model_feedback, limit=limit)
 
 
 # -- tool calls in results ---------------------------------------------------------------------

@@ -33,7 +33,6 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .._registry import code_info
 from .._rules import (
     CONTEXT_WORDING,
     Facts,
@@ -42,6 +41,7 @@ from .._rules import (
     classify,
     offered_names,
     rule,
+    stop_error,
     tool_call_problem,
 )
 from .._signals import (
@@ -425,14 +425,8 @@ def _usage(result: Any) -> dict[str, Any]:
 
 
 def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
-    facts = Facts(
-        NAME,
-        stop_reason=reason,
-        request_id=text_of(field(result, "_request_id")),
-        extra={k: v for k, v in extra.items() if v},
-    )
-    # the registry's default: only an empty output is worth asking again as it is
-    return build(code, code_info(code).retryable, facts, detail=detail)
+    request_id = text_of(field(result, "_request_id"))
+    return stop_error(NAME, code, reason, detail, request_id=request_id, **extra)
 
 
 def _stop_details(value: Any) -> dict[str, Any] | None:

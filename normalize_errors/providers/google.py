@@ -72,6 +72,7 @@ from .._rules import (
     classify,
     offered_names,
     rule,
+    stop_error,
     tool_call_problem,
 )
 from .._signals import (
@@ -835,14 +836,23 @@ def _stop(
     detail: str,
     result: Any,
     *,
-    retryable: bool = False,
+    retryable: bool | None = None,
     model_feedback: str | None = None,
     limit: dict[str, Any] | None = None,
     **extra: Any,
 ) -> HarnessError:
-    facts = Facts(NAME, stop_reason=reason, extra={k: v for k, v in extra.items() if v})
-    facts.request_id = _word(field(result, "response_id", "responseId"))
-    return build(code, retryable, facts, detail=detail, model_feedback=model_feedback, limit=limit)
+    request_id = _word(field(result, "response_id", "responseId"))
+    return stop_error(
+        NAME,
+        code,
+        reason,
+        detail,
+        request_id=request_id,
+        retryable=retryable,
+        model_feedback=model_feedback,
+        limit=limit,
+        **extra,
+    )
 
 
 def _candidate(

@@ -29,6 +29,7 @@ from .._rules import (
     classify,
     offered_names,
     rule,
+    stop_error,
     tool_call_problem,
 )
 from .._signals import (
@@ -431,9 +432,8 @@ def normalize(exc: BaseException) -> HarnessError | None:
 
 
 def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
-    facts = Facts(NAME, stop_reason=reason, extra={k: v for k, v in extra.items() if v})
-    facts.request_id = text_of(field(result, "_request_id", "id"))
-    return build(code, False, facts, detail=detail)
+    request_id = text_of(field(result, "_request_id", "id"))
+    return stop_error(NAME, code, reason, detail, request_id=request_id, **extra)
 
 
 def _usage(result: Any) -> dict[str, Any]:

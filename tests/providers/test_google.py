@@ -926,12 +926,12 @@ FINISHES = [
     ("LANGUAGE", [], "upstream.invalid_request", False, "fix"),
     ("MALFORMED_RESPONSE", [], "upstream.invalid_response", True, "retry"),
     ("PUP_LIMITED_DISABLED", [], "upstream.authentication_failed", False, "credentials"),
-    ("NO_IMAGE", [TEXT], "output.empty", False, "feedback"),
-    ("STOP", [], "output.empty", False, "feedback"),
-    ("OTHER", [], "output.empty", False, "feedback"),
-    (None, [], "output.empty", False, "feedback"),
-    ("SOMETHING_NEW", [], "output.empty", False, "feedback"),
-    ("STOP", [{"text": "thinking...", "thought": True}], "output.empty", False, "feedback"),
+    ("NO_IMAGE", [TEXT], "output.empty", True, "retry"),
+    ("STOP", [], "output.empty", True, "retry"),
+    ("OTHER", [], "output.empty", True, "retry"),
+    (None, [], "output.empty", True, "retry"),
+    ("SOMETHING_NEW", [], "output.empty", True, "retry"),
+    ("STOP", [{"text": "thinking...", "thought": True}], "output.empty", True, "retry"),
 ]
 
 
