@@ -31,6 +31,7 @@ from typing import Any
 
 import normalize_errors
 from normalize_errors import normalize, wrap
+from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import load, run, shipped
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: no network at import
@@ -154,22 +155,11 @@ COMPLETION = json.dumps(
 ).encode()
 
 
-def http_module(sdk: str) -> Any:
-    """The HTTP library the installed SDK uses (httpx or httpx2)."""
-    __import__(sdk)
-    base = sys.modules[f"{sdk}._base_client"]
-    for name in ("httpx2", "httpx"):
-        module = getattr(base, name, None)
-        if module is not None and hasattr(module, "MockTransport"):
-            return module
-    raise RuntimeError(f"{sdk} uses neither httpx nor httpx2")
-
-
 def openai_client(chunks: int = 0) -> Any:
     """A real OpenAI client answering from memory (a stream of ``chunks`` when asked)."""
     import openai
 
-    httpx = http_module("openai")
+    httpx = http_library("openai")
     piece = json.dumps(
         {
             "id": "c",

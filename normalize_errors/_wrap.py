@@ -331,8 +331,8 @@ def _selected(err: HarnessError | None, options: _Options) -> HarnessError | Non
     return err
 
 
-class _Stream(_Proxy):
-    """A wrapped synchronous stream: same chunks, typed errors, a stop-reason check at the end."""
+class _StreamState(_Proxy):
+    """What a wrapped stream keeps: the chunks so far, the tools offered, who made it."""
 
     __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
 
@@ -343,6 +343,12 @@ class _Stream(_Proxy):
         object.__setattr__(self, "_ne_chunks", [])
         object.__setattr__(self, "_ne_iter", None)
         object.__setattr__(self, "_ne_done", False)
+
+
+class _Stream(_StreamState):
+    """A wrapped synchronous stream: same chunks, typed errors, a stop-reason check at the end."""
+
+    __slots__ = ()
 
     def __iter__(self) -> _Stream:
         return self
@@ -390,18 +396,10 @@ class _Stream(_Proxy):
         return None if leave is None else leave(*exc_info)
 
 
-class _AsyncStream(_Proxy):
+class _AsyncStream(_StreamState):
     """A wrapped asynchronous stream, the twin of ``_Stream``."""
 
-    __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
-
-    def __init__(self, target: Any, options: _Options, tools: Any, owner: Any) -> None:
-        super().__init__(target, options)
-        object.__setattr__(self, "_ne_tools", tools)
-        object.__setattr__(self, "_ne_owner", owner)
-        object.__setattr__(self, "_ne_chunks", [])
-        object.__setattr__(self, "_ne_iter", None)
-        object.__setattr__(self, "_ne_done", False)
+    __slots__ = ()
 
     def __aiter__(self) -> _AsyncStream:
         return self

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -18,6 +17,7 @@ import openai
 import yaml
 
 from normalize_errors import HarnessError, wrap
+from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import shipped
 
 CASES = [
@@ -39,19 +39,9 @@ for _name in CASES:
     EXPECTED[_name] = _data["metadata"]["expect"]["code"]
 
 
-def http_module() -> Any:
-    """The HTTP library the installed openai SDK uses."""
-    base = sys.modules["openai._base_client"]
-    for name in ("httpx2", "httpx"):
-        module = getattr(base, name, None)
-        if module is not None and hasattr(module, "MockTransport"):
-            return module
-    raise AssertionError("no httpx")
-
-
 def answer(request: Any) -> Any:
     """Answer with the failure the request names, tagged with a request id of its own."""
-    httpx = http_module()
+    httpx = http_library("openai")
     payload = json.loads(request.content)
     case, serial = payload["messages"][0]["content"].split("#")
     status, body = RESPONSES[case]
@@ -82,7 +72,7 @@ def check(case: str, request_id: str, err: HarnessError) -> None:
 
 def test_many_threads_share_one_wrapped_client() -> None:
     """16 threads, 800 failing calls, one client: every error is the caller's own."""
-    httpx = http_module()
+    httpx = http_library("openai")
     client = wrap(
         openai.OpenAI(
             api_key="sk-test",
@@ -100,7 +90,7 @@ def test_many_threads_share_one_wrapped_client() -> None:
 
 def test_many_tasks_share_one_wrapped_async_client() -> None:
     """400 concurrent asyncio tasks on one wrapped AsyncOpenAI: no mixed errors."""
-    httpx = http_module()
+    httpx = http_library("openai")
 
     async def main() -> list[tuple[str, str, HarnessError]]:
         client = wrap(

@@ -10,7 +10,6 @@ import asyncio
 import json
 import multiprocessing
 import pickle
-import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -28,20 +27,11 @@ from normalize_errors import (
     normalized,
     wrap,
 )
+from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
-
-
-def http_module(sdk: str) -> Any:
-    """The HTTP library (httpx or httpx2) the installed SDK sends its requests with."""
-    base = sys.modules[f"{sdk}._base_client"]
-    for name in ("httpx2", "httpx"):
-        module = getattr(base, name, None)
-        if module is not None and hasattr(module, "MockTransport"):
-            return module
-    raise AssertionError(f"{sdk} uses neither httpx nor httpx2")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -150,7 +140,7 @@ def chunk(content: str | None, finish: str | None) -> dict[str, Any]:
 
 def openai_client(body: Callable[[Any], tuple[int, bytes, str]], **kwargs: Any) -> Any:
     """A real OpenAI client whose transport answers in memory."""
-    httpx = http_module("openai")
+    httpx = http_library("openai")
 
     def handler(request: Any) -> Any:
         status, content, media = body(request)
@@ -270,7 +260,7 @@ def test_check_can_be_turned_off_or_narrowed() -> None:
 
 def test_async_client_success_and_stream() -> None:
     """The async client: awaited calls, async streams, typed errors at the end."""
-    httpx = http_module("openai")
+    httpx = http_library("openai")
 
     def handler(request: Any) -> Any:
         status, content, media = truncated(request)

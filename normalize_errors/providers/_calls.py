@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["BASE_URLS", "CALLS", "acall", "call"]
+__all__ = ["BASE_URLS", "CALLS", "acall", "call", "http_library"]
 
 BASE_URLS: Final = {
     "openai": "https://api.openai.com/v1",
@@ -53,9 +53,16 @@ def _keep(client: Any) -> Any:
     return client
 
 
-def _openai_kwargs(name: str, stream: bool, request: dict[str, Any]) -> dict[str, Any]:
-    if name == "responses.create":
-        kwargs: dict[str, Any] = {"model": _MODELS["openai"], "input": "Hello"}
+def _kwargs(provider: str, name: str, stream: bool, request: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of an OpenAI or Anthropic scenario call."""
+    if provider == "anthropic":
+        kwargs: dict[str, Any] = {
+            "model": _MODELS["anthropic"],
+            "max_tokens": 1024,
+            "messages": [{"role": "user", "content": "Hello"}],
+        }
+    elif name == "responses.create":
+        kwargs = {"model": _MODELS["openai"], "input": "Hello"}
     elif name == "images.generate":
         kwargs = {"model": "dall-e-3", "prompt": "A painting"}
     else:
@@ -122,16 +129,7 @@ def call(
         method = _method(sdk, name)
         out = method(model=model, contents=contents, **request)
         return list(out) if name.endswith("_stream") else out
-    if provider == "openai":
-        kwargs = _openai_kwargs(name, stream, request)
-    else:
-        kwargs = {
-            "model": _MODELS["anthropic"],
-            "max_tokens": 1024,
-            "messages": [{"role": "user", "content": "Hello"}],
-            **({"stream": True} if stream else {}),
-            **request,
-        }
+    kwargs = _kwargs(provider, name, stream, request)
     out = _method(sdk, name)(**kwargs)
     if stream:
         with out as events:
@@ -164,21 +162,26 @@ async def acall(
         if name.endswith("_stream"):
             return [chunk async for chunk in out]
         return out
-    if provider == "openai":
-        kwargs = _openai_kwargs(name, stream, request)
-    else:
-        kwargs = {
-            "model": _MODELS["anthropic"],
-            "max_tokens": 1024,
-            "messages": [{"role": "user", "content": "Hello"}],
-            **({"stream": True} if stream else {}),
-            **request,
-        }
+    kwargs = _kwargs(provider, name, stream, request)
     out = await _method(sdk, name)(**kwargs)
     if stream:
         async with out as events:
             return [event async for event in events]
     return out
+
+
+def http_library(sdk: str) -> Any:
+    """The HTTP library (``httpx`` or ``httpx2``) that the installed ``sdk`` sends with.
+
+    openai 3.x and anthropic 1.x+ use httpx2; their older lines use httpx. Tests and
+    benchmarks build in-memory transports of the right library with it.
+    """
+    base = importlib.import_module(f"{sdk}._base_client")
+    for name in ("httpx2", "httpx"):
+        module = getattr(base, name, None)
+        if module is not None and hasattr(module, "MockTransport"):
+            return module
+    raise RuntimeError(f"{sdk} uses neither httpx nor httpx2")
 
 
 def _http_module() -> Any:

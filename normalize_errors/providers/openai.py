@@ -512,28 +512,9 @@ _INCOMPLETE: Final = {
 def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     status = text_of(field(result, "status"))
     if status == "failed":
-        error = field(result, "error") or {}
-        found: dict[str, Any] = {}
-        _read(
-            {
-                "code": field(error, "code"),
-                "message": field(error, "message"),
-                "type": field(error, "type"),
-            },
-            found,
+        return _from_error_object(
+            field(result, "error"), stop_reason="failed", request_id=text_of(field(result, "id"))
         )
-        facts = Facts(
-            NAME,
-            message=found.get("message"),
-            vendor_code=found.get("vendor_code"),
-            vendor_type=found.get("vendor_type"),
-            stop_reason="failed",
-            request_id=text_of(field(result, "id")),
-        )
-        code, retryable = classify(TABLE, facts)
-        if code == "upstream.invalid_response" and facts.vendor_code is None:
-            code, retryable = "upstream.unavailable", True
-        return build(code, retryable, facts)
     if status == "incomplete":
         reason = text_of(field(field(result, "incomplete_details"), "reason")) or "incomplete"
         code, detail = _INCOMPLETE.get(
@@ -597,32 +578,39 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     return found
 
 
-def _error_event(event: Any) -> HarnessError:
-    """A Responses ``error`` event that the SDK yields rather than raises (the flat shape)."""
+def _from_error_object(error: Any, **context: Any) -> HarnessError:
+    """The harness error for an OpenAI error object that came without an HTTP status.
+
+    ``error`` is a dict or an SDK model with ``code``, ``message``, ``type`` and ``param``
+    (a failed Response's ``error``, a stream's ``error`` event); ``context`` goes to ``Facts``.
+    """
+    if not isinstance(error, dict):
+        error = {name: field(error, name) for name in ("code", "message", "type", "param")}
     found: dict[str, Any] = {}
-    nested = field(event, "error")
-    _read(
-        nested
-        if isinstance(nested, dict)
-        else {
-            "code": field(event, "code"),
-            "message": field(event, "message"),
-            "param": field(event, "param"),
-            "type": field(nested, "type"),
-        },
-        found,
-    )
+    _read(error, found)
     facts = Facts(
         NAME,
         message=found.get("message"),
         vendor_code=found.get("vendor_code"),
         vendor_type=found.get("vendor_type"),
         ids=found.get("ids", ()),
-        in_stream=True,
         extra=found.get("extra"),
+        **context,
     )
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
+
+
+def _error_event(event: Any) -> HarnessError:
+    """A Responses ``error`` event that the SDK yields rather than raises.
+
+    The documented shape is flat (``code``, ``message``, ``param`` beside ``"type":
+    "error"``); the live API has been seen nesting them under ``error``. Both are read.
+    """
+    nested = field(event, "error")
+    if not isinstance(nested, dict):
+        nested = {name: field(event, name) for name in ("code", "message", "param")}
+    return _from_error_object(nested, in_stream=True)
 
 
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:

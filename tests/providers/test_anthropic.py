@@ -15,12 +15,10 @@ import importlib
 import json
 import pickle
 from collections.abc import Callable, Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import anthropic
-import jsonschema
 import pytest
 import yaml
 
@@ -31,6 +29,8 @@ from normalize_errors.providers import adapter
 from normalize_errors.providers import anthropic as adapter_module
 from normalize_errors.replay import cassette_paths, compare, load
 
+from ..support import valid
+
 SDK = tuple(int(part) for part in anthropic.__version__.split(".")[:2])
 """The installed SDK's (major, minor): 0.49 (httpx) in the old set, 2.x (httpx2) in the new."""
 HTTP: Any = importlib.import_module("httpx2" if SDK >= (1, 0) else "httpx")
@@ -39,20 +39,7 @@ MODEL = "claude-sonnet-4-6"
 MESSAGES = [{"role": "user", "content": "Hello"}]
 URL = "https://api.anthropic.com/v1/messages"
 
-SCHEMA = json.loads(
-    resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
-)
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 CASSETTES = cassette_paths([Path(__file__).resolve().parents[2] / "cassettes" / "anthropic"])
-
-
-def valid(err: HarnessError) -> HarnessError:
-    """``err`` after checking it is a schema-valid harness error that round-trips."""
-    assert isinstance(err, HarnessError)
-    data = err.to_dict()
-    VALIDATOR.validate(data)
-    assert HarnessError.from_dict(data).code == err.code
-    return err
 
 
 def client(handler: Callable[[Any], Any], *, max_retries: int = 0, **options: Any) -> Any:

@@ -16,18 +16,15 @@ import contextlib
 import importlib
 import inspect
 import json
-import math
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from importlib import resources
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import jsonschema
 import openai
 import pytest
 import requests
@@ -41,10 +38,7 @@ from normalize_errors.providers import NAMES, _calls
 from normalize_errors.providers import http as adapter
 from normalize_errors.replay import Scenario, cassette_paths, load, run, shipped, use_cassette
 
-SCHEMA = json.loads(
-    resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
-)
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+from ..support import raised, valid
 
 KEY = "sk-proj-" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCd"
 """A planted key: it must never come out of an error."""
@@ -58,26 +52,9 @@ def scenario(name: str) -> Scenario:
     return next(s for s in SCENARIOS if s.name == name)
 
 
-def valid(err: HarnessError) -> HarnessError:
-    """``err`` after checking it against the schema and the retry_after contract."""
-    assert isinstance(err, HarnessError)
-    VALIDATOR.validate(err.to_dict())
-    assert err.retry_after is None or (math.isfinite(err.retry_after) and err.retry_after >= 0)
-    return err
-
-
 def leaks(err: HarnessError) -> bool:
     """Whether the planted key shows anywhere in the error."""
     return any(KEY in text for text in (str(err), repr(err), err.to_json(), err.detail or ""))
-
-
-def raised(action: Callable[[], object]) -> BaseException:
-    """The exception ``action`` raises (the test fails if it raises none)."""
-    try:
-        action()
-    except Exception as exc:
-        return exc
-    raise AssertionError("no exception was raised")
 
 
 # -- (a) every exported exception class maps -----------------------------------------------------

@@ -1,0 +1,43 @@
+"""Helpers the test modules share."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from normalize_errors import HarnessError
+
+SCHEMA = json.loads(
+    resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
+)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def valid(err: Any) -> HarnessError:
+    """``err`` after checking that it is a harness error whose problem object is valid.
+
+    Valid means: it validates against the shipped schema, serialises as strict JSON,
+    round-trips through ``from_dict`` with its code, and has a finite, non-negative
+    ``retry_after`` if any.
+    """
+    assert isinstance(err, HarnessError), type(err)
+    data = err.to_dict()
+    VALIDATOR.validate(data)
+    json.dumps(data, allow_nan=False)
+    assert HarnessError.from_dict(data).code == err.code
+    assert err.retry_after is None or (math.isfinite(err.retry_after) and err.retry_after >= 0)
+    return err
+
+
+def raised(call: Callable[[], object]) -> BaseException:
+    """The exception ``call`` raises (the test fails if it raises none)."""
+    try:
+        call()
+    except Exception as exc:
+        return exc
+    raise AssertionError("no exception was raised")
