@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     _R = TypeVar("_R")
 
-__all__ = ["check", "diagnose", "from_response", "normalize"]
+__all__ = ["check", "diagnose", "diagnose_stream", "from_response", "normalize"]
 
 
 def safe_text(value: object, limit: int = 2048) -> str:
@@ -261,6 +261,25 @@ def diagnose(
                 "exception": type(bug).__name__,
                 **({"provider": provider} if provider else {}),
             },
+        )
+
+
+def diagnose_stream(
+    chunks: Any, *, provider: str, tools: Iterable[Any] | None = None
+) -> HarnessError | None:
+    """The harness error a finished stream's chunks mean, or ``None``; never raises.
+
+    ``chunks`` are what the SDK's stream yielded (chat chunks, Responses or Anthropic events,
+    Gemini responses), in order; ``provider`` names the SDK that made them.
+    """
+    try:
+        reader: Adapter = _providers().adapter(provider)
+        return reader.diagnose_stream(chunks, tools)
+    except Exception as bug:
+        return HarnessInternalError(
+            f"normalize-errors could not read a stream ({type(bug).__name__}).",
+            retryable=False,
+            upstream={"provider": provider, "exception": type(bug).__name__},
         )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "CONTEXT_WORDING",
     "Facts",
     "Rule",
+    "StopRow",
     "build",
     "classify",
     "context_limit",
@@ -124,6 +125,20 @@ class Rule(NamedTuple):
         if self.ids and self.ids.isdisjoint(facts.ids):
             return False
         return self.message is None or self.message.search(facts.lowered) is not None
+
+
+class StopRow(NamedTuple):
+    """A row of a provider's stop-reason table: a failure signal in a successful result.
+
+    ``example`` is a minimal result (plain JSON) showing the signal, and ``tools`` the
+    offered tools it is checked against; a test runs every example through ``diagnose``
+    and the docs print the rows, so the table cannot drift from what the adapter does.
+    """
+
+    signal: str
+    code: str
+    example: dict[str, Any]
+    tools: list[Any] | None = None
 
 
 def rule(

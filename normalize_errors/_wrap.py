@@ -306,7 +306,7 @@ def _stream_problem(
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
     if not options.check:
         return None
-    from .providers import adapter, provider_of_object
+    from .providers import provider_of_object
 
     for holder in (target, owner):
         for attr in _SNAPSHOTS:
@@ -322,7 +322,7 @@ def _stream_problem(
         name = provider_of_object(chunks[-1])
     if name is None or not chunks:
         return None
-    return _selected(adapter(name).diagnose_stream(chunks, tools), options)
+    return _selected(_facade.diagnose_stream(chunks, provider=name, tools=tools), options)
 
 
 def _selected(err: HarnessError | None, options: _Options) -> HarnessError | None:

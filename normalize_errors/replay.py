@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from . import _facade
 from .exceptions import HarnessError
-from .providers import _calls, adapter
+from .providers import _calls
 
 __all__ = ["Outcome", "Scenario", "cassette_paths", "load", "run", "shipped", "use_cassette"]
 
@@ -187,7 +187,7 @@ def _judge(scenario: Scenario, mode: str, result: Any) -> Outcome:
         return Outcome(scenario, mode, result=result, error=err)
     found: HarnessError | None
     if scenario.stream or scenario.call.endswith("_stream"):
-        found = adapter(scenario.provider).diagnose_stream(result, scenario.tools)
+        found = _facade.diagnose_stream(result, provider=scenario.provider, tools=scenario.tools)
     else:
         found = _facade.diagnose(result, provider=scenario.provider, tools=scenario.tools)
     return Outcome(scenario, mode, result=result, error=found)

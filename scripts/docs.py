@@ -8,12 +8,15 @@ A generated block sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from normalize_errors._cli import registry_rows
+from normalize_errors._signals import status_code
+from normalize_errors.providers import NAMES, adapter
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -34,7 +37,72 @@ def codes_table() -> str:
     return "\n".join(lines)
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"codes": codes_table}
+def _yes(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "no")
+
+
+def mapping(name: str) -> str:
+    """A provider's mapping: its rule table, its exception classes and its stop reasons."""
+    module = adapter(name)
+    out = [
+        "| # | when | harness code | retryable |",
+        "|---|---|---|---|",
+    ]
+    for number, row in enumerate(module.TABLE, 1):
+        retry = _yes(row.retryable) if row.retryable is not None else "by status"
+        out.append(f"| {number} | {row.when} | `{row.code}` | {retry} |")
+    out.append("| | no row matches | by HTTP status (below) | by status |")
+    classes = getattr(module, "CLASSES", {})
+    if classes:
+        out += ["", "| exception class | harness code | retryable |", "|---|---|---|"]
+        for cls, fixed in classes.items():
+            if fixed is None:
+                out.append(f"| `{cls}` | read with the table above | |")
+            else:
+                out.append(f"| `{cls}` | `{fixed[0]}` | {_yes(fixed[1])} |")
+    stops = getattr(module, "STOP_REASONS", ())
+    if stops:
+        out += ["", "| signal in a successful result | harness code |", "|---|---|"]
+        out += [f"| {row.signal} | `{row.code}` |" for row in stops]
+    return "\n".join(out)
+
+
+def status_table() -> str:
+    """What an HTTP status means when no provider rule applies."""
+    out = ["| status | harness code | retryable |", "|---|---|---|"]
+    for status in (
+        400,
+        401,
+        402,
+        403,
+        404,
+        408,
+        409,
+        413,
+        422,
+        429,
+        499,
+        500,
+        501,
+        502,
+        503,
+        504,
+        529,
+    ):
+        code, retryable = status_code(status)
+        out.append(f"| {status} | `{code}` | {_yes(retryable)} |")
+    out.append("| other 4xx | `upstream.invalid_request` | no |")
+    out.append("| other 5xx | `upstream.unavailable` | yes |")
+    code, retryable = status_code(None)
+    out.append(f"| none, or 2xx (an error inside a stream) | `{code}` | {_yes(retryable)} |")
+    return "\n".join(out)
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "codes": codes_table,
+    "status": status_table,
+    **{f"mapping-{name}": functools.partial(mapping, name) for name in NAMES},
+}
 
 
 def fill(text: str, name: str, content: str) -> str:

@@ -37,6 +37,7 @@ from .._rules import (
     CONTEXT_WORDING,
     Facts,
     Rule,
+    StopRow,
     build,
     classify,
     offered_names,
@@ -59,6 +60,7 @@ from ..exceptions import HarnessError
 __all__ = [
     "CLASSES",
     "NAME",
+    "STOP_REASONS",
     "TABLE",
     "diagnose",
     "diagnose_stream",
@@ -442,6 +444,54 @@ def _blocks(result: Any) -> list[Any]:
     if isinstance(content, (list, tuple)):
         return list(content)
     return []
+
+
+def _message(stop_reason: str, content: list[Any], **more: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "stop_reason": stop_reason,
+        "content": content,
+        **more,
+    }
+
+
+_SOME_TEXT: Final = [{"type": "text", "text": "The fifty states are"}]
+
+STOP_REASONS: Final[tuple[StopRow, ...]] = (
+    StopRow("`stop_reason: max_tokens`", "output.truncated", _message("max_tokens", _SOME_TEXT)),
+    StopRow(
+        "`stop_reason: refusal` (its `stop_details` kept in `upstream`)",
+        "policy.model_refusal",
+        _message("refusal", [], stop_details={"type": "refusal", "category": "cyber"}),
+    ),
+    StopRow(
+        "`stop_reason: model_context_window_exceeded`",
+        "context.window_exceeded",
+        _message("model_context_window_exceeded", _SOME_TEXT),
+    ),
+    StopRow(
+        "`tool_use` block naming a tool that was not offered (`tools=` given)",
+        "output.unknown_tool",
+        _message("tool_use", [{"type": "tool_use", "id": "toolu_1", "name": "rm_rf", "input": {}}]),
+        [{"name": "get_time", "input_schema": {"type": "object"}}],
+    ),
+    StopRow(
+        "`tool_use` block whose `input` is not an object",
+        "output.invalid_tool_arguments",
+        _message(
+            "tool_use",
+            [{"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": "[1, 2]"}],
+        ),
+    ),
+    StopRow(
+        "`stop_reason: end_turn` (or one this library does not know) with no content",
+        "output.empty",
+        _message("end_turn", []),
+    ),
+)
+"""Failure signals in successful results, with a minimal example of each. ``pause_turn``,
+``stop_sequence``, ``tool_use`` and ``end_turn`` with content are not failures."""
 
 
 def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:

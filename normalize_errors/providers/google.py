@@ -68,6 +68,7 @@ from .._rules import (
     CONTEXT_WORDING,
     Facts,
     Rule,
+    StopRow,
     build,
     classify,
     offered_names,
@@ -93,6 +94,7 @@ __all__ = [
     "CLOSE_CODES",
     "NAME",
     "ROOTS",
+    "STOP_REASONS",
     "TABLE",
     "diagnose",
     "diagnose_stream",
@@ -1106,6 +1108,69 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
         return _from_response(status, headers, body)
     except Exception as bug:  # a hostile body or headers object
         return _unreadable("an HTTP response", bug)
+
+
+def _response(finish: str | None, parts: list[Any], **more: Any) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], **more}
+
+
+_TEXT: Final = [{"text": "The fifty states are"}]
+
+STOP_REASONS: Final[tuple[StopRow, ...]] = (
+    StopRow(
+        "`promptFeedback.blockReason` (any: SAFETY, PROHIBITED_CONTENT, JAILBREAK, ...)",
+        "policy.content_filtered",
+        {"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}},
+    ),
+    StopRow("`finishReason: MAX_TOKENS`", "output.truncated", _response("MAX_TOKENS", _TEXT)),
+    StopRow(
+        "`finishReason` SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, IMAGE_SAFETY, "
+        "IMAGE_PROHIBITED_CONTENT, IMAGE_RECITATION, MODEL_ARMOR, ESCALATION",
+        "policy.content_filtered",
+        _response("SAFETY", []),
+    ),
+    StopRow(
+        "`finishReason: MALFORMED_FUNCTION_CALL` (the model may fix it)",
+        "output.invalid_tool_arguments",
+        _response("MALFORMED_FUNCTION_CALL", []),
+    ),
+    StopRow(
+        "`finishReason: UNEXPECTED_TOOL_CALL`, or a function call to a tool not offered",
+        "output.unknown_tool",
+        _response("UNEXPECTED_TOOL_CALL", []),
+    ),
+    StopRow(
+        "`finishReason: TOO_MANY_TOOL_CALLS` (limit `tool_calls`)",
+        "loop.budget_exceeded",
+        _response("TOO_MANY_TOOL_CALLS", []),
+    ),
+    StopRow(
+        "`finishReason` MISSING_THOUGHT_SIGNATURE or LANGUAGE",
+        "upstream.invalid_request",
+        _response("MISSING_THOUGHT_SIGNATURE", []),
+    ),
+    StopRow(
+        "`finishReason: MALFORMED_RESPONSE`",
+        "upstream.invalid_response",
+        _response("MALFORMED_RESPONSE", []),
+    ),
+    StopRow(
+        "`finishReason: PUP_LIMITED_DISABLED` (the account is limited)",
+        "upstream.authentication_failed",
+        _response("PUP_LIMITED_DISABLED", []),
+    ),
+    StopRow(
+        "`finishReason` STOP, OTHER, NO_IMAGE or one this library does not know, with no "
+        "usable part (or no candidates at all)",
+        "output.empty",
+        _response("STOP", []),
+    ),
+)
+"""Failure signals in successful results, with a minimal example of each. An unknown
+finish reason is not a failure while the output has usable parts."""
 
 
 def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:

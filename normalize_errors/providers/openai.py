@@ -25,6 +25,7 @@ from .._rules import (
     CONTEXT_WORDING,
     Facts,
     Rule,
+    StopRow,
     build,
     classify,
     offered_names,
@@ -48,6 +49,7 @@ from ..exceptions import HarnessError
 __all__ = [
     "CLASSES",
     "NAME",
+    "STOP_REASONS",
     "TABLE",
     "diagnose",
     "diagnose_stream",
@@ -503,6 +505,112 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     return None
 
 
+def _completion(choice: dict[str, Any]) -> dict[str, Any]:
+    return {"object": "chat.completion", "choices": [{"index": 0, **choice}]}
+
+
+def _tool_call(name: str, arguments: str) -> dict[str, Any]:
+    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+STOP_REASONS: Final[tuple[StopRow, ...]] = (
+    StopRow(
+        "chat `finish_reason: length`",
+        "output.truncated",
+        _completion({"finish_reason": "length", "message": {"content": "The fifty states are"}}),
+    ),
+    StopRow(
+        "chat `finish_reason: content_filter` (Azure)",
+        "policy.content_filtered",
+        _completion({"finish_reason": "content_filter", "message": {"content": None}}),
+    ),
+    StopRow(
+        "chat `message.refusal` (Structured Outputs)",
+        "policy.model_refusal",
+        _completion({"finish_reason": "stop", "message": {"refusal": "I can't help with that."}}),
+    ),
+    StopRow(
+        "chat tool call whose `arguments` are not one JSON object",
+        "output.invalid_tool_arguments",
+        _completion(
+            {
+                "finish_reason": "tool_calls",
+                "message": {"tool_calls": [_tool_call("judge", '{"success":true,"reason":"The')]},
+            }
+        ),
+    ),
+    StopRow(
+        "chat tool call to a tool that was not offered (`tools=` given)",
+        "output.unknown_tool",
+        _completion(
+            {
+                "finish_reason": "tool_calls",
+                "message": {"tool_calls": [_tool_call("delete_everything", "{}")]},
+            }
+        ),
+        [{"type": "function", "function": {"name": "get_weather"}}],
+    ),
+    StopRow(
+        "chat `finish_reason: stop` with no content, tool call or refusal",
+        "output.empty",
+        _completion({"finish_reason": "stop", "message": {"content": ""}}),
+    ),
+    StopRow(
+        "Responses `status: incomplete`, reason `max_output_tokens`",
+        "output.truncated",
+        {
+            "object": "response",
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [],
+        },
+    ),
+    StopRow(
+        "Responses `status: incomplete`, reason `content_filter`",
+        "policy.content_filtered",
+        {
+            "object": "response",
+            "status": "incomplete",
+            "incomplete_details": {"reason": "content_filter"},
+            "output": [],
+        },
+    ),
+    StopRow(
+        "Responses `status: failed`: its `error.code` read with the table above",
+        "upstream.unavailable",
+        {
+            "object": "response",
+            "status": "failed",
+            "output": [],
+            "error": {
+                "code": "server_error",
+                "message": "The model failed to generate a response.",
+            },
+        },
+    ),
+    StopRow(
+        "Responses `status: cancelled`",
+        "harness.cancelled",
+        {"object": "response", "status": "cancelled", "output": []},
+    ),
+    StopRow(
+        "Responses `refusal` content part",
+        "policy.model_refusal",
+        {
+            "object": "response",
+            "status": "completed",
+            "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}],
+        },
+    ),
+    StopRow(
+        "Responses `status: completed` with no output",
+        "output.empty",
+        {"object": "response", "status": "completed", "output": []},
+    ),
+)
+"""Failure signals in successful results, with a minimal example of each."""
+
+
 _INCOMPLETE: Final = {
     "max_output_tokens": ("output.truncated", "The output stopped at max_output_tokens."),
     "content_filter": ("policy.content_filtered", "The provider's content filter stopped it."),
@@ -613,71 +721,109 @@ def _error_event(event: Any) -> HarnessError:
     return _from_error_object(nested, in_stream=True)
 
 
+def _get(obj: Any, name: str) -> Any:
+    """A member of a chunk: a key of a dict, else an attribute (``None`` if missing)."""
+    if type(obj) is dict:
+        return obj.get(name)
+    try:  # free in CPython 3.11+ unless something raises
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
     """The harness error a finished stream means: chat chunks or Responses events.
 
-    Chat chunks are folded into one completion (finish reason, content, refusal, tool-call
-    arguments) and read like ``diagnose``. Responses events give their ``error`` event or
-    the ``response`` of their final ``response.completed|failed|incomplete`` event.
+    Chat chunks are folded into one completion (finish reason, whether any content came,
+    refusal text, tool-call arguments) and read like ``diagnose``. Responses events give
+    their ``error`` event or the ``response`` of their final
+    ``response.completed|failed|incomplete`` event. The kind of stream is decided once, from
+    its first chunk, and only members chunks of that kind have are read: this runs at the
+    end of every wrapped stream.
     """
-    choices: dict[int, dict[str, Any]] = {}
-    final: Any = None
-    for chunk in chunks:
-        kind = text_of(field(chunk, "type"))
-        if kind is not None:
-            if kind == "error":
-                return _error_event(chunk)
-            if kind in ("response.completed", "response.failed", "response.incomplete"):
-                final = field(chunk, "response")
-            continue
-        for choice in sequence(field(chunk, "choices")):
-            index = integer(field(choice, "index")) or 0
-            state = choices.setdefault(
-                index, {"content": "", "refusal": "", "calls": {}, "finish_reason": None}
-            )
-            finish = text_of(field(choice, "finish_reason"))
+    items = chunks if isinstance(chunks, list) else list(chunks)
+    if not items:
+        return None
+    if _get(items[0], "choices") is None:
+        return _events(items, tools)
+    choices: dict[Any, dict[str, Any]] = {}
+    for chunk in items:
+        for choice in sequence(_get(chunk, "choices")):
+            index = _get(choice, "index")
+            if type(index) is not int:
+                index = 0
+            state = choices.get(index)
+            if state is None:
+                state = choices[index] = {
+                    "content": False,
+                    "refusal": [],
+                    "calls": {},
+                    "finish_reason": None,
+                    "choice": choice,
+                }
+            finish = _get(choice, "finish_reason")
             if finish:
                 state["finish_reason"] = finish
-            if field(choice, "content_filter_results") is not None:
-                state["content_filter_results"] = field(choice, "content_filter_results")
-            delta = field(choice, "delta") or {}
-            state["content"] += text_of(field(delta, "content")) or ""
-            state["refusal"] += text_of(field(delta, "refusal")) or ""
-            for call in sequence(field(delta, "tool_calls")):
-                slot = state["calls"].setdefault(
-                    integer(field(call, "index")) or 0, {"id": None, "name": "", "arguments": ""}
-                )
-                slot["id"] = slot["id"] or text_of(field(call, "id"))
-                function = field(call, "function") or {}
-                slot["name"] += text_of(field(function, "name")) or ""
-                slot["arguments"] += text_of(field(function, "arguments")) or ""
-    if final is not None:
-        return diagnose(final, tools)
-    if not choices:
-        return None
-    folded = {
-        "choices": [
-            {
-                "index": index,
-                "finish_reason": state["finish_reason"],
-                "content_filter_results": state.get("content_filter_results"),
-                "message": {
-                    "content": state["content"] or None,
-                    "refusal": state["refusal"] or None,
-                    "tool_calls": [
-                        {
-                            "id": c["id"],
-                            "function": {"name": c["name"], "arguments": c["arguments"]},
-                        }
-                        for c in state["calls"].values()
-                    ]
-                    or None,
-                },
-            }
-            for index, state in sorted(choices.items())
-        ]
-    }
+                state["choice"] = choice
+            delta = _get(choice, "delta")
+            if delta is None:
+                continue
+            if not state["content"] and _get(delta, "content"):
+                state["content"] = True
+            refusal = _get(delta, "refusal")
+            if refusal:
+                state["refusal"].append(refusal)
+            calls = _get(delta, "tool_calls")
+            if calls:
+                _fold_calls(state["calls"], calls)
+    folded = {"choices": [_folded(index, state) for index, state in choices.items()]}
     found = diagnose(folded, tools)
     if found is not None:
         found.result = None
     return found
+
+
+def _fold_calls(slots: dict[Any, dict[str, Any]], calls: Any) -> None:
+    """Add the tool-call pieces of one chunk to the calls assembled so far."""
+    for call in sequence(calls):
+        index = _get(call, "index")
+        slot = slots.setdefault(
+            index if type(index) is int else 0, {"id": None, "name": "", "arguments": ""}
+        )
+        slot["id"] = slot["id"] or text_of(_get(call, "id"))
+        function = _get(call, "function")
+        if function is not None:
+            slot["name"] += text_of(_get(function, "name")) or ""
+            slot["arguments"] += text_of(_get(function, "arguments")) or ""
+
+
+def _folded(index: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """One choice of the completion a chat stream adds up to."""
+    calls = [
+        {"id": c["id"], "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in state["calls"].values()
+    ]
+    return {
+        "index": index,
+        "finish_reason": text_of(state["finish_reason"]),
+        "content_filter_results": field(state["choice"], "content_filter_results")
+        if state["finish_reason"] == "content_filter"
+        else None,
+        "message": {
+            "content": "…" if state["content"] else None,
+            "refusal": "".join(p for p in state["refusal"] if isinstance(p, str)) or None,
+            "tool_calls": calls or None,
+        },
+    }
+
+
+def _events(items: list[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """The failure a Responses event stream ends with, if any."""
+    final: Any = None
+    for event in items:
+        kind = text_of(field(event, "type"))
+        if kind == "error":
+            return _error_event(event)
+        if kind in ("response.completed", "response.failed", "response.incomplete"):
+            final = field(event, "response")
+    return None if final is None else diagnose(final, tools)

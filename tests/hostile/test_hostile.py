@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, ProblemFormatError, diagnose, from_response, normalize
+from normalize_errors._facade import diagnose_stream
 from normalize_errors.bindings.http import read_problem
 
 from .conftest import timed
@@ -459,3 +460,72 @@ def test_deep_and_huge_problem_documents() -> None:
     err = valid(timed("from_dict", lambda: HarnessError.from_dict(big)))
     assert len(err.to_json()) < 3_100_000 + 10_000
     assert len(json.dumps(err.upstream)) < 10_000
+
+
+CHUNK = st.one_of(
+    JSONISH,
+    st.fixed_dictionaries(
+        {
+            "choices": st.one_of(
+                JSONISH,
+                st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "index": JSONISH,
+                            "finish_reason": JSONISH,
+                            "delta": st.one_of(
+                                JSONISH,
+                                st.fixed_dictionaries(
+                                    {
+                                        "content": JSONISH,
+                                        "refusal": JSONISH,
+                                        "tool_calls": st.one_of(
+                                            JSONISH,
+                                            st.lists(
+                                                st.fixed_dictionaries(
+                                                    {
+                                                        "index": JSONISH,
+                                                        "id": JSONISH,
+                                                        "function": JSONISH,
+                                                    }
+                                                ),
+                                                max_size=2,
+                                            ),
+                                        ),
+                                    }
+                                ),
+                            ),
+                        }
+                    ),
+                    max_size=2,
+                ),
+            )
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(
+                [
+                    "error",
+                    "response.failed",
+                    "message_delta",
+                    "content_block_delta",
+                    "message_start",
+                ]
+            ),
+            "response": JSONISH,
+            "error": JSONISH,
+            "delta": JSONISH,
+            "message": JSONISH,
+        }
+    ),
+    st.just(Hostile()),
+)
+
+
+@given(st.lists(CHUNK, max_size=6), st.sampled_from(["openai", "anthropic", "google", "http"]))
+def test_diagnose_stream_answers_any_chunks(chunks: list[Any], provider: str) -> None:
+    """A stream of odd chunks ends with None or a valid error, never an exception."""
+    found = timed("diagnose_stream", lambda: diagnose_stream(chunks, provider=provider, tools=None))
+    if found is not None:
+        valid(found)
