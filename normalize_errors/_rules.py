@@ -20,17 +20,29 @@ from typing import Any, Final, NamedTuple
 
 from ._redact import redact, sanitize
 from ._registry import code_info
-from ._signals import MAX_MESSAGE, field, html_title, retry_after, sequence, short, status_code
-from .exceptions import HarnessError, class_for_code
+from ._signals import (
+    MAX_MESSAGE,
+    field,
+    html_title,
+    retry_after,
+    sequence,
+    short,
+    stainless_retry_count,
+    status_code,
+)
+from .exceptions import Deferred, HarnessError, class_for_code
 
 __all__ = [
     "CONTEXT_WORDING",
     "Facts",
     "Rule",
     "StopRow",
+    "attempts_of",
     "build",
+    "class_entry",
     "classify",
     "context_limit",
+    "needles_of",
     "offered_names",
     "retry_hint",
     "stop_error",
@@ -117,6 +129,8 @@ class Rule(NamedTuple):
     status: frozenset[int] = frozenset()
     ids: frozenset[str] = frozenset()
     message: re.Pattern[str] | None = None
+    needles: tuple[str, ...] | None = None
+    """Literal text one of which any match of ``message`` contains (a fast pre-check)."""
 
     def matches(self, facts: Facts) -> bool:
         """Whether every condition of the row holds for ``facts``."""
@@ -124,7 +138,16 @@ class Rule(NamedTuple):
             return False
         if self.ids and self.ids.isdisjoint(facts.ids):
             return False
-        return self.message is None or self.message.search(facts.lowered) is not None
+        if self.message is None:
+            return True
+        text = facts.lowered
+        if self.needles is not None:
+            for needle in self.needles:
+                if needle in text:
+                    break
+            else:
+                return False
+        return self.message.search(text) is not None
 
 
 class StopRow(NamedTuple):
@@ -167,7 +190,105 @@ def rule(
         frozenset(status),
         frozenset(i.lower() for i in ids),
         None if message is None else re.compile(message),
+        None if message is None else needles_of(message),
     )
+
+
+_SPECIAL: Final = frozenset(".^$*+?{}[]()|\\")
+
+
+def needles_of(pattern: str) -> tuple[str, ...] | None:
+    """The literal prefix of each top-level alternative of ``pattern``, or ``None``.
+
+    A match of the pattern must contain one of them, so when none occurs in a text the
+    pattern need not run: a handful of substring tests cost a fraction of one search
+    through a long alternation. ``None`` when some alternative has no literal prefix of
+    three characters or more (then the pattern always runs).
+    """
+    needles = []
+    depth, start, alternatives = 0, 0, []
+    escaped = False
+    for index, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            alternatives.append(pattern[start:index])
+            start = index + 1
+    alternatives.append(pattern[start:])
+    for alternative in alternatives:
+        literal = _literal_prefix(alternative)
+        if len(literal) < 3:
+            return None
+        needles.append(literal)
+    return tuple(needles)
+
+
+def _literal_prefix(alternative: str) -> str:
+    """The text an alternative surely starts with (after a leading ``\\b``)."""
+    out: list[str] = []
+    index = 2 if alternative.startswith("\\b") else 0
+    while index < len(alternative):
+        char = alternative[index]
+        if char == "\\":
+            nxt = alternative[index + 1 : index + 2]
+            if not nxt or nxt.isalnum():  # \d, \s, \b, ...: not a literal
+                break
+            char, step = nxt, 2
+        elif char in _SPECIAL:
+            if char in "?*{" and out:  # the last character was optional
+                out.pop()
+            break
+        else:
+            step = 1
+        following = alternative[index + step : index + step + 1]
+        if following in ("?", "*", "{"):
+            break
+        out.append(char)
+        index += step
+    return "".join(out)
+
+
+Entry = tuple[str, "tuple[str, bool] | None"]
+_ENTRIES: dict[tuple[type, str], Entry | None] = {}
+
+
+def class_entry(
+    exc: BaseException, classes: Mapping[str, tuple[str, bool] | None], root: str
+) -> Entry | None:
+    """The first class of ``exc``'s MRO named in ``classes`` whose module is under ``root``.
+
+    Returns ``(class name, fixed (code, retryable) or None)``; decided once per type. An
+    SDK's subclasses (anthropic's ~130 error-code classes, a user's own subclass) resolve
+    to the nearest class the table names.
+    """
+    cls = type(exc)
+    key = (cls, root)
+    if key in _ENTRIES:
+        return _ENTRIES[key]
+    found: Entry | None = None
+    for klass in cls.__mro__:
+        module = getattr(klass, "__module__", None)
+        in_root = isinstance(module, str) and module.partition(".")[0] == root
+        if in_root and klass.__name__ in classes:
+            found = klass.__name__, classes[klass.__name__]
+            break
+    _ENTRIES[key] = found
+    return found
+
+
+def attempts_of(exc: BaseException) -> int | None:
+    """Attempts an OpenAI or Anthropic SDK made, from its last request's retry count."""
+    request = field(exc, "request")
+    if request is None:
+        request = field(field(exc, "response"), "_request")
+    count = stainless_retry_count(field(request, "headers"))
+    return None if count is None else count + 1
 
 
 def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
@@ -233,10 +354,9 @@ def context_limit(message: str | None) -> dict[str, Any] | None:
     return None
 
 
+_HINT_ANCHORS: Final = ("try again in ", "retry in ", "retry after ")
 _HINT: Final = re.compile(
-    r"(?:try again|retry|retry after|please retry) in (?P<n>\d{1,6}(?:\.\d{1,6})?) ?"
-    r"(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b"
-    r"|retry after (?P<n2>\d{1,6}) seconds?"
+    r"(?P<n>\d{1,6}(?:\.\d{1,6})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b"
 )
 
 
@@ -248,18 +368,22 @@ def retry_hint(message: str | None) -> float | None:
     """
     if not message:
         return None
-    match = _HINT.search(message[:MAX_MESSAGE].lower())
-    if match is None:
-        return None
-    if match["n2"] is not None:
-        return float(match["n2"])
-    number = float(match["n"])
-    unit = match["unit"].lower()
-    if unit.startswith("ms") or unit.startswith("milli"):
-        return number / 1000.0
-    if unit.startswith("m"):
-        return number * 60.0
-    return number
+    text = message[:MAX_MESSAGE].lower()
+    for anchor in _HINT_ANCHORS:
+        at = text.find(anchor)
+        if at == -1:
+            continue
+        match = _HINT.match(text, at + len(anchor))
+        if match is None:
+            continue
+        number = float(match["n"])
+        unit = match["unit"]
+        if unit.startswith("m") and unit != "m" and not unit.startswith("min"):
+            return number / 1000.0  # ms, millisecond(s)
+        if unit == "m" or unit.startswith("min"):
+            return number * 60.0
+        return number
+    return None
 
 
 # -- building the error ------------------------------------------------------------------------
@@ -362,7 +486,7 @@ def build(
         limit=limit,
         location=location,
     )
-    err._upstream = upstream_of(facts)  # already redacted and bounded, member by member
+    err._upstream = Deferred(upstream_of, facts)  # built, redacted and bounded on first use
     return err
 
 

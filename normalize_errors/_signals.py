@@ -60,9 +60,10 @@ def lower_headers(headers: Any) -> dict[str, str]:
     try:
         raw = getattr(headers, "raw", None)  # httpx and httpx2: (bytes, bytes) pairs
         if isinstance(raw, list):
-            for name, value in raw[:_MAX_HEADERS]:
-                out[name.decode("latin-1").lower()] = value.decode("latin-1")[:_MAX_HEADER_VALUE]
-            return out
+            return {
+                name.decode("latin-1").lower(): value[:_MAX_HEADER_VALUE].decode("latin-1")
+                for name, value in raw[:_MAX_HEADERS]
+            }
         items = headers.items() if hasattr(headers, "items") else headers
         for count, pair in enumerate(items):
             if count >= _MAX_HEADERS:

@@ -59,7 +59,7 @@ from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, ClassVar, Final, TypedDict, TypeVar
 
     from ._registry import Advice, Origin
@@ -261,7 +261,9 @@ class HarnessError(Exception):
         self.max_attempts = max_attempts
         self._limit: Limit | None = None if limit is None else sanitize(limit)
         self._location: Location | None = None if location is None else sanitize(location)
-        self._upstream: dict[str, Any] | None = None if upstream is None else sanitize(upstream)
+        self._upstream: dict[str, Any] | Deferred | None = (
+            None if upstream is None else sanitize(upstream)
+        )
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
         self.untrusted = untrusted
@@ -357,9 +359,12 @@ class HarnessError(Exception):
     @property
     def upstream(self) -> dict[str, Any]:
         """What the upstream component said (redacted, size-bounded); empty if nothing."""
-        if self._upstream is None:
-            self._upstream = {}
-        return self._upstream
+        value = self._upstream
+        if value is None:
+            value = self._upstream = {}
+        elif isinstance(value, Deferred):  # built by an adapter, read on first use
+            value = self._upstream = value()
+        return value
 
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
@@ -458,8 +463,9 @@ class HarnessError(Exception):
             out["limit"] = dict(self._limit)
         if self._location is not None:
             out["location"] = dict(self._location)
-        if self._upstream:
-            out["upstream"] = dict(self._upstream)
+        upstream = self.upstream
+        if upstream:
+            out["upstream"] = dict(upstream)
         if self._causes:
             out["causes"] = [cause.to_dict() for cause in self._causes]
         if self._extensions:
@@ -526,8 +532,8 @@ class HarnessError(Exception):
             value = getattr(self, "_" + name)
             if value is not None:
                 parts.append(f"{name}={value!r}")
-        if self._upstream:
-            parts.append(f"upstream={self._upstream!r}")
+        if self.upstream:
+            parts.append(f"upstream={self.upstream!r}")
         if self._causes:
             parts.append(f"causes=[{len(self._causes)}]")
         return f"{_harness_class(type(self)).__name__}({', '.join(parts)})"
@@ -558,6 +564,24 @@ class HarnessError(Exception):
         new.__dict__.update(self.__dict__)
         new.args = self.args
         return new
+
+
+class Deferred:
+    """A member computed on first use: ``Deferred(func, arg)()`` is ``func(arg)``.
+
+    Adapters defer ``upstream`` this way: building it (redacting every vendor text, keeping
+    the rate-limit headers) is most of the work of ``normalize()``, and most callers only
+    read ``code``, ``retryable`` and ``retry_after``.
+    """
+
+    __slots__ = ("arg", "func")
+
+    def __init__(self, func: Callable[[Any], dict[str, Any]], arg: Any) -> None:
+        self.func = func
+        self.arg = arg
+
+    def __call__(self) -> dict[str, Any]:
+        return self.func(self.arg)
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -933,6 +957,7 @@ _STATE: Final = frozenset(
 
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
+    err.upstream  # noqa: B018 - resolve a deferred upstream member before copying
     state: dict[str, Any] = {}
     for key, value in err.__dict__.items():
         if key in _STATE or (key != "__traceback__" and _picklable(value)):

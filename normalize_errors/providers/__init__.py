@@ -22,14 +22,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..exceptions import HarnessError
+
+if TYPE_CHECKING:
+    from .._rules import Rule
 
 __all__ = [
     "NAMES",
     "Adapter",
-    "Rule",
     "adapter",
     "adapter_for_exception",
     "provider_of",
@@ -57,14 +59,6 @@ _ROOTS: Final = {
     "urllib3": "http",
 }
 """Top-level module of an exception class -> the adapter that reads it."""
-
-
-class Rule(Protocol):
-    """A row of a provider's mapping table, as the docs print it."""
-
-    code: str
-    retryable: bool | None
-    when: str
 
 
 class Adapter(Protocol):

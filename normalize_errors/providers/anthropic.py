@@ -38,7 +38,9 @@ from .._rules import (
     Facts,
     Rule,
     StopRow,
+    attempts_of,
     build,
+    class_entry,
     classify,
     offered_names,
     rule,
@@ -320,30 +322,6 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
-    for cls in type(exc).__mro__:
-        module = getattr(cls, "__module__", None)
-        if cls.__name__ in CLASSES and isinstance(module, str) and module.split(".")[0] == NAME:
-            return cls.__name__, CLASSES[cls.__name__]
-    return None
-
-
-def _attempts(exc: BaseException) -> int | None:
-    """Attempts made, from the ``x-stainless-retry-count`` header of the last request."""
-    request = field(exc, "request")
-    if request is None:
-        request = field(field(exc, "response"), "_request")
-    headers = field(request, "headers")
-    if headers is None:
-        return None
-    try:
-        count = headers.get("x-stainless-retry-count")
-    except Exception:
-        return None
-    number = integer(count)
-    return None if number is None else number + 1
-
-
 def _message_of(exc: BaseException) -> str | None:
     message = field(exc, "message")
     if isinstance(message, str) and message:
@@ -357,7 +335,7 @@ def _message_of(exc: BaseException) -> str | None:
 
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of the ``anthropic`` SDK, or ``None``."""
-    entry = _entry(exc)
+    entry = class_entry(exc, CLASSES, NAME)
     if entry is None:
         return None
     name, fixed = entry
@@ -377,7 +355,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         request_id=text_of(field(exc, "request_id")),
         exception=qualname,
         in_stream=fixed is None and _is_2xx(status),
-        attempts=_attempts(exc),
+        attempts=attempts_of(exc),
     )
     if facts.vendor_type is None:
         facts.vendor_type = text_of(field(exc, "type"))

@@ -26,7 +26,9 @@ from .._rules import (
     Facts,
     Rule,
     StopRow,
+    attempts_of,
     build,
+    class_entry,
     classify,
     offered_names,
     rule,
@@ -41,7 +43,6 @@ from .._signals import (
     parse_body,
     sequence,
     short,
-    stainless_retry_count,
     text_of,
 )
 from ..exceptions import HarnessError
@@ -347,36 +348,9 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-_ENTRIES: dict[type, tuple[str, tuple[str, bool] | None] | None] = {}
-
-
-def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
-    """The ``CLASSES`` entry of the first class of the exception's MRO that has one."""
-    cls = type(exc)
-    if cls in _ENTRIES:
-        return _ENTRIES[cls]
-    found = None
-    for klass in cls.__mro__:
-        if klass.__name__ in CLASSES and klass.__module__.partition(".")[0] == NAME:
-            found = klass.__name__, CLASSES[klass.__name__]
-            break
-    _ENTRIES[cls] = found
-    return found
-
-
-def _attempts(exc: BaseException) -> int | None:
-    """Attempts made, from the ``x-stainless-retry-count`` header of the last request."""
-    request = field(exc, "request")
-    if request is None:
-        response = field(exc, "response")
-        request = field(response, "_request")
-    count = stainless_retry_count(field(request, "headers"))
-    return None if count is None else count + 1
-
-
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of the ``openai`` SDK, or ``None``."""
-    entry = _entry(exc)
+    entry = class_entry(exc, CLASSES, NAME)
     if entry is None:
         return None
     name, fixed = entry
@@ -403,7 +377,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         text,
         exception=qualname,
         in_stream=in_stream,
-        attempts=_attempts(exc),
+        attempts=attempts_of(exc),
     )
     if fixed is not None:
         code, retryable = fixed

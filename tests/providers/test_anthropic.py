@@ -24,6 +24,7 @@ import yaml
 
 from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
+from normalize_errors._rules import class_entry
 from normalize_errors._signals import parse_body
 from normalize_errors.providers import adapter
 from normalize_errors.providers import anthropic as adapter_module
@@ -116,7 +117,7 @@ EXPORTED = _exported()
 
 def _covering_entry(cls: type[BaseException]) -> str | None:
     instance = cls.__new__(cls)
-    entry = adapter_module._entry(instance)
+    entry = class_entry(instance, adapter_module.CLASSES, adapter_module.NAME)
     return None if entry is None else entry[0]
 
 
