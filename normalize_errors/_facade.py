@@ -13,7 +13,7 @@ from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from types import ModuleType
     from typing import Any, TypeVar
 
@@ -95,6 +95,16 @@ def _group(inner: list[BaseException], provider: str | None) -> HarnessError:
 
 
 _PROVIDERS: list[ModuleType] = []
+_READERS: list[Callable[[Any, Any, Any], HarnessError | None]] = []
+
+
+def _read_problem() -> Callable[[Any, Any, Any], HarnessError | None]:
+    """The HTTP binding's reader, imported on first use."""
+    if not _READERS:
+        from .bindings.http import read_problem
+
+        _READERS.append(read_problem)
+    return _READERS[0]
 
 
 def _providers() -> ModuleType:
@@ -146,36 +156,6 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     return err
 
 
-def _available(name: str) -> Any:
-    """The adapter module of ``name``, or ``None`` if it cannot be imported in this build."""
-    from .providers import adapter
-
-    try:
-        return adapter(name)
-    except ImportError:
-        return None
-
-
-def _detect(body: Any, headers: dict[str, str]) -> str:
-    """The provider whose error shape ``body`` has (openai, anthropic, google), else http.
-
-    Only adapters that import are asked, so a build without one of them still reads every
-    other shape.
-    """
-    from .providers import NAMES
-
-    for name in NAMES[:-1]:
-        module = _available(name)
-        if module is not None and module.looks_like(body):
-            return name
-    if (
-        any(k.startswith("anthropic-") for k in headers)
-        or headers.get("request-id", "").startswith("req_")
-    ) and _available("anthropic") is not None:
-        return "anthropic"
-    return "http"
-
-
 def from_response(
     status: Any, headers: Any, body: Any, *, provider: str | None = None
 ) -> HarnessError:
@@ -194,23 +174,26 @@ def from_response(
     results).
     """
     try:
-        from .bindings.http import read_problem
-        from .providers import adapter
-
-        problem = read_problem(status, headers, body)
+        problem = _read_problem()(status, headers, body)
         if problem is not None:
             return problem
+        adapter: Callable[[str], Adapter] = _providers().adapter
+        detect: Callable[[Any, dict[str, str]], str] = _providers().detect
         code = integer(status)
         if code is not None and 200 <= code <= 299:
             found = stream_error(body_text(body))
-            if found is not None:
-                low = lower_headers(headers)
-                name = provider or _detect(found, low)
-                err = adapter(name).from_response(None, headers, found)
-                err.upstream = {**err.upstream, "status": code, "in_stream": True}
-                return err
-        parsed = parse_body(body)
-        name = provider or _detect(parsed, lower_headers(headers))
+            if found is None:
+                where = provider or "http"
+                return class_for_code("upstream.invalid_response")(
+                    f"{where}: HTTP {code}: a success response, it reports no error",
+                    retryable=False,
+                    upstream={"provider": where, "status": code},
+                )
+            name = provider or detect(found, lower_headers(headers))
+            err = adapter(name).from_response(None, headers, found)
+            err.upstream = {**err.upstream, "status": code, "in_stream": True}
+            return err
+        name = provider or detect(parse_body(body), lower_headers(headers))
         return adapter(name).from_response(status, headers, body)
     except Exception as bug:
         upstream: dict[str, Any] = {"provider": provider or "http"}
@@ -247,12 +230,11 @@ def diagnose(
     Never raises; see ``check``. The SDK result stays on the error as ``result``.
     """
     try:
-        from .providers import adapter
-
         name = provider or _result_provider(result)
         if name is None or name == "http":
             return None
-        return adapter(name).diagnose(result, tools)
+        reader: Adapter = _providers().adapter(name)
+        return reader.diagnose(result, tools)
     except Exception as bug:
         return HarnessInternalError(
             f"normalize-errors could not read a result ({type(bug).__name__}).",

@@ -34,6 +34,8 @@ __all__ = [
     "Adapter",
     "adapter",
     "adapter_for_exception",
+    "available",
+    "detect",
     "provider_of",
     "provider_of_object",
     "provider_of_traceback",
@@ -94,6 +96,31 @@ def adapter(name: str) -> Adapter:
         module = importlib.import_module(f"{__name__}.{name}")
         _LOADED[name] = module
     return module
+
+
+def available(name: str) -> Adapter | None:
+    """The adapter of ``name``, or ``None`` if it cannot be imported in this build."""
+    try:
+        return adapter(name)
+    except ImportError:
+        return None
+
+
+def detect(body: Any, headers: dict[str, str]) -> str:
+    """The provider whose error shape ``body`` has (see ``NAMES`` for the order), else http.
+
+    Only adapters that import are asked, so a build without one of them still reads every
+    other shape. ``headers`` (lower-case names) decide for Anthropic when the body has no
+    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``.
+    """
+    for name in NAMES[:-1]:
+        module = available(name)
+        if module is not None and module.looks_like(body):
+            return name
+    marked = any(k.startswith("anthropic-") for k in headers) or headers.get(
+        "request-id", ""
+    ).startswith("req_")
+    return "anthropic" if marked and available("anthropic") is not None else "http"
 
 
 def _root(cls: type) -> str | None:

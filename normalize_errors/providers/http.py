@@ -88,6 +88,7 @@ TABLE: Final[tuple[Rule, ...]] = (
     rule(
         "upstream.invalid_response",
         "a 1xx, 2xx or 3xx response read as an error: it reports no error",
+        retryable=False,
         status=range(100, 400),
     ),
 )
@@ -438,9 +439,8 @@ def _response_error(
     host: str | None,
 ) -> HarnessError:
     """An error status: the adapter of the body's shape reads it, else this one."""
-    from .._facade import _detect
     from ..bindings.http import read_problem
-    from . import adapter
+    from . import adapter, detect
 
     body = _body_of(response)
     more: dict[str, Any] = {"exception": _qualname(exc)}
@@ -452,7 +452,7 @@ def _response_error(
     problem = read_problem(status, headers, parsed) if isinstance(parsed, dict) else None
     if problem is not None:
         return problem
-    name = _detect(parsed, lower_headers(headers))
+    name = detect(parsed, lower_headers(headers))
     if name == NAME:
         return read(status, headers, body, provider=provider_for_host(host) or NAME, extra=more)
     err = adapter(name).from_response(status, headers, body)

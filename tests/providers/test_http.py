@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError
-from normalize_errors._facade import _detect, check, diagnose, from_response, normalize
-from normalize_errors.providers import NAMES, _calls
+from normalize_errors._facade import check, diagnose, from_response, normalize
+from normalize_errors.providers import NAMES, _calls, detect
 from normalize_errors.providers import http as adapter
 from normalize_errors.replay import Scenario, cassette_paths, load, run, shipped, use_cassette
 
@@ -779,10 +779,17 @@ def test_bodies_of_no_known_shape(
 
 
 def test_a_success_given_as_an_error_uses_the_1xx_to_3xx_row() -> None:
-    """The TABLE row for statuses that are no errors: invalid response, retryable by default."""
+    """The TABLE row for statuses that are no errors: invalid response, not retryable.
+
+    Asking again cannot turn a success into the error the caller expected; the facade
+    answers a 2xx the same way for every provider.
+    """
     for status in (101, 204, 304):
         err = valid(adapter.from_response(status, {}, ""))
-        assert (err.code, err.retryable) == ("upstream.invalid_response", True)
+        assert (err.code, err.retryable) == ("upstream.invalid_response", False)
+    for provider in ("openai", "anthropic", "google", None):
+        err = valid(from_response(200, {}, "{}", provider=provider))
+        assert (err.code, err.retryable) == ("upstream.invalid_response", False)
 
 
 @pytest.mark.parametrize(
@@ -822,7 +829,7 @@ def test_detect_skips_an_adapter_that_cannot_be_imported(monkeypatch: pytest.Mon
 
     body = {"error": {"message": "Bad gateway.", "code": 502}}
     headers = {"anthropic-ratelimit-requests-limit": "5"}
-    assert _detect(body, {}) == "openai"
+    assert detect(body, {}) == "openai"
     real = providers.adapter
 
     def missing(name: str) -> Any:
@@ -831,8 +838,8 @@ def test_detect_skips_an_adapter_that_cannot_be_imported(monkeypatch: pytest.Mon
         return real(name)
 
     monkeypatch.setattr(providers, "adapter", missing)
-    assert _detect(body, {}) == "http"
-    assert _detect(None, headers) == "http"
+    assert detect(body, {}) == "http"
+    assert detect(None, headers) == "http"
     err = valid(from_response(502, {}, json.dumps(body)))
     assert (err.code, err.upstream["provider"]) == ("upstream.unavailable", "http")
     assert err.detail == "http: HTTP 502: Bad gateway."
