@@ -41,3 +41,25 @@ def raised(call: Callable[[], object]) -> BaseException:
     except Exception as exc:
         return exc
     raise AssertionError("no exception was raised")
+
+
+def recorded(provider: str, name: str) -> tuple[int, dict[str, str], bytes]:
+    """The (status, headers, body) a shipped cassette recorded, to serve from memory."""
+    import yaml
+
+    from normalize_errors.replay import shipped
+
+    data = yaml.safe_load((shipped() / provider / f"{name}.yaml").read_text(encoding="utf-8"))
+    response = data["interactions"][0]["response"]
+    headers = {k: v[0] if isinstance(v, list) else v for k, v in response["headers"].items()}
+    return response["status"]["code"], headers, response["body"]["string"].encode("utf-8")
+
+
+def is_instance(obj: object, cls: type) -> bool:
+    """``isinstance`` that type checkers do not narrow with.
+
+    A drop-in error is an instance of a harness class and of a vendor class at once; mypy
+    believes no class can inherit both (their ``__init__`` signatures differ) and would call
+    the code after such a check unreachable.
+    """
+    return isinstance(obj, cls)

@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,66 @@ def test_console_script_runs() -> None:
         check=True,
     )
     assert "Empty Output" in out.stdout
+
+
+def test_replay_prints_every_cassette_and_a_summary() -> None:
+    """The main job: one row per cassette, a summary, exit status 0 when all agree."""
+    from normalize_errors.replay import shipped
+
+    paths = [
+        str(shipped() / "anthropic" / "overloaded_529.yaml"),
+        str(shipped() / "openai" / "insufficient_quota_429.yaml"),
+    ]
+    status, text = run("replay", *paths)
+    assert status == 0
+    assert "anthropic/overloaded_529" in text
+    assert "OverloadedError" in text
+    assert "upstream.rate_limited" in text
+    assert text.rstrip().splitlines()[-1].startswith("2 cassettes replayed offline (sync): 2 as")
+
+
+def test_replay_json_lines_and_a_mismatch(tmp_path: Path) -> None:
+    """--json prints one object per cassette; a cassette whose expectation fails exits 1."""
+    from normalize_errors.replay import shipped
+
+    source = (shipped() / "openai" / "server_error_500.yaml").read_text(encoding="utf-8")
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(
+        source.replace("code: upstream.unavailable", "code: upstream.overloaded"), encoding="utf-8"
+    )
+    status, text = run("replay", "--json", "--mode", "async", str(wrong))
+    assert status == 1
+    record = json.loads(text.splitlines()[0])
+    assert record["code"] == "upstream.unavailable"
+    assert record["expected"] is False
+    assert record["mismatches"]
+
+
+def test_classify_reads_raw_http_and_json(tmp_path: Path) -> None:
+    """Raw HTTP text from a file, JSON from standard input: the problem object comes out."""
+    raw = tmp_path / "response.http"
+    raw.write_bytes(
+        b"HTTP/1.1 529 \r\ncontent-type: application/json\r\nrequest-id: req_1\r\n\r\n"
+        b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    )
+    status, text = run("classify", str(raw))
+    assert status == 0
+    problem = json.loads(text)
+    assert (problem["code"], problem["upstream"]["provider"]) == (
+        "upstream.overloaded",
+        "anthropic",
+    )
+    body = {
+        "status": 429,
+        "headers": {"Retry-After": "7"},
+        "body": {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "normalize_errors", "classify"],
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    problem = json.loads(out.stdout)
+    assert (problem["code"], problem["retry_after"]) == ("upstream.rate_limited", 7)

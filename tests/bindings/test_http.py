@@ -127,3 +127,27 @@ def test_starlette_catch_all_hides_the_stack_trace() -> None:
     without = failing_app(RuntimeError("boom")).get("/")
     assert without.status_code == 500
     assert without.headers["content-type"].startswith("text/plain")
+
+
+def test_fastapi_app_answers_with_problem_json() -> None:
+    """FastAPI runs on Starlette: the same one-line install works."""
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.get("/chat")
+    async def chat() -> dict[str, str]:
+        raise UpstreamRateLimitedError("Upstream is busy.", retry_after=4.2)
+
+    @app.get("/bug")
+    async def bug() -> dict[str, str]:
+        raise KeyError("secret sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123")
+
+    install(app, catch_all=True)
+    client = TestClient(app, raise_server_exceptions=False)
+    busy = client.get("/chat")
+    assert (busy.status_code, busy.headers["retry-after"]) == (429, "5")
+    assert busy.json()["code"] == "upstream.rate_limited"
+    broken = client.get("/bug")
+    assert broken.status_code == 500
+    assert "sk-proj-AbCdEf" not in broken.text
