@@ -182,21 +182,20 @@ def _after(
 class _Proxy:
     """Stands in for an SDK object: forwards everything, wraps what comes out."""
 
-    __slots__ = ("__weakref__", "_ne_cache", "_ne_options", "_ne_target")
+    # Wrapped resources and methods are cached in the instance __dict__, so a second
+    # ``client.chat.completions.create`` never reaches __getattr__.
+    __slots__ = ("__dict__", "__weakref__", "_ne_options", "_ne_target")
 
     def __init__(self, target: Any, options: _Options) -> None:
         object.__setattr__(self, "_ne_target", target)
         object.__setattr__(self, "_ne_options", options)
-        object.__setattr__(self, "_ne_cache", {})
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(proxy, openai.OpenAI) holds
         return type(self._ne_target)
 
     def __getattr__(self, name: str) -> Any:
-        cache = self._ne_cache
-        if name in cache:
-            return cache[name]
+        cache = self.__dict__
         target = self._ne_target
         value = getattr(target, name)
         if name.startswith("_"):
@@ -212,11 +211,11 @@ class _Proxy:
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._ne_target, name, value)
-        self._ne_cache.pop(name, None)
+        self.__dict__.pop(name, None)
 
     def __delattr__(self, name: str) -> None:
         delattr(self._ne_target, name)
-        self._ne_cache.pop(name, None)
+        self.__dict__.pop(name, None)
 
     def __dir__(self) -> Iterable[str]:
         return dir(self._ne_target)
