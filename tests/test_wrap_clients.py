@@ -19,6 +19,7 @@ from normalize_errors import (
     HarnessError,
     InvalidToolArgumentsError,
     ModelRefusalError,
+    OutputTruncatedError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
@@ -193,3 +194,27 @@ def test_httpx_clients(name: str) -> None:
         down.get("https://example.invalid/")
     assert isinstance(failed.value, library.ConnectError)
     assert isinstance(failed.value, HarnessError)
+
+
+def test_openai_responses_stream_helper() -> None:
+    """responses.stream(): the recorded incomplete stream ends in OutputTruncatedError."""
+    http = http_library("openai")
+    client = wrap(
+        openai.OpenAI(
+            api_key="not-a-key",
+            max_retries=0,
+            http_client=http.Client(
+                transport=serving(http, "openai", "responses_stream_incomplete")
+            ),
+        )
+    )
+    events: list[Any] = []
+
+    def consume() -> None:
+        with client.responses.stream(model="gpt-4o", input="List the fifty states") as stream:
+            events.extend(stream)
+
+    with pytest.raises(OutputTruncatedError) as info:
+        consume()
+    assert events
+    assert info.value.upstream["stop_reason"] == "max_output_tokens"

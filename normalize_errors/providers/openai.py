@@ -550,7 +550,8 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
         },
     ),
     StopRow(
-        "Responses `status: failed`: its `error.code` read with the table above",
+        "Responses `status: failed` (here `server_error`; its `error.code` is read with the "
+        "table above)",
         "upstream.unavailable",
         {
             "object": "response",

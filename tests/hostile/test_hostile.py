@@ -195,13 +195,13 @@ def test_from_response_answers_anything(
     def call() -> HarnessError:
         return from_response(status, headers, body, provider=provider)
 
-    valid(timed("from_response", call))
+    valid(timed("from_response", call, status, headers, body, provider))
 
 
 @given(STATUSES, HEADERS, BODIES)
 def test_the_http_binding_reader_answers_anything(status: Any, headers: Any, body: Any) -> None:
     """read_problem returns None or a valid error, never an exception."""
-    found = timed("read_problem", lambda: read_problem(status, headers, body))
+    found = timed("read_problem", lambda: read_problem(status, headers, body), status, body)
     if found is not None:
         valid(found)
 
@@ -295,7 +295,7 @@ def test_normalize_answers_any_exception(
             continue
     with contextlib.suppress(Exception):  # a class may refuse the attribute
         exc.response = response  # type: ignore[attr-defined]
-    err = valid(timed("normalize", lambda: normalize(exc, provider=provider)))
+    err = valid(timed("normalize", lambda: normalize(exc, provider=provider), cls, attrs))
     assert err.__cause__ is exc or isinstance(exc, HarnessError)
 
 
@@ -395,7 +395,7 @@ RESULTS = st.one_of(
 @given(RESULTS, PROVIDERS, st.one_of(st.none(), st.lists(JSONISH, max_size=3)))
 def test_diagnose_answers_any_result(result: Any, provider: str | None, tools: Any) -> None:
     """diagnose() returns None or a valid error; it never raises."""
-    found = timed("diagnose", lambda: diagnose(result, provider=provider, tools=tools))
+    found = timed("diagnose", lambda: diagnose(result, provider=provider, tools=tools), result)
     if found is not None:
         valid(found)
 
@@ -439,7 +439,7 @@ def test_from_dict_gives_a_typed_error_or_the_documented_error(obj: Any) -> None
         except ProblemFormatError as exc:
             return exc
 
-    out = timed("from_dict", attempt)
+    out = timed("from_dict", attempt, obj)
     if isinstance(out, ProblemFormatError):
         assert out.pointer == "" or out.pointer.startswith("/")
     else:
@@ -451,13 +451,13 @@ def test_deep_and_huge_problem_documents() -> None:
     nested: dict[str, Any] = {"code": "tool.execution_failed", "detail": KEY}
     for _ in range(5000):
         nested = {"code": "upstream.agent_failed", "causes": [nested]}
-    valid(timed("from_dict", lambda: HarnessError.from_dict(nested)))
+    valid(timed("from_dict", lambda: HarnessError.from_dict(nested), "causes 5000 deep"))
     big = {
         "code": "upstream.unavailable",
         "detail": "d" * 3_000_000,
         "upstream": {"body": "b" * 3_000_000, "k": KEY},
     }
-    err = valid(timed("from_dict", lambda: HarnessError.from_dict(big)))
+    err = valid(timed("from_dict", lambda: HarnessError.from_dict(big), "3 MB members"))
     assert len(err.to_json()) < 3_100_000 + 10_000
     assert len(json.dumps(err.upstream)) < 10_000
 
@@ -526,6 +526,11 @@ CHUNK = st.one_of(
 @given(st.lists(CHUNK, max_size=6), st.sampled_from(["openai", "anthropic", "google", "http"]))
 def test_diagnose_stream_answers_any_chunks(chunks: list[Any], provider: str) -> None:
     """A stream of odd chunks ends with None or a valid error, never an exception."""
-    found = timed("diagnose_stream", lambda: diagnose_stream(chunks, provider=provider, tools=None))
+    found = timed(
+        "diagnose_stream",
+        lambda: diagnose_stream(chunks, provider=provider, tools=None),
+        chunks,
+        provider,
+    )
     if found is not None:
         valid(found)
