@@ -37,8 +37,8 @@ def test_all_is_sorted_and_exactly_the_public_names() -> None:
         assert getattr(normalize_errors, name) is not None
 
 
-def test_import_loads_no_third_party_module_and_is_fast() -> None:
-    """`import normalize_errors` in a fresh interpreter: stdlib only, a few milliseconds."""
+def test_import_loads_no_third_party_module() -> None:
+    """`import normalize_errors` in a fresh interpreter loads three small stdlib modules."""
     code = (
         "import sys, time\n"
         "before = set(sys.modules)\n"
@@ -60,7 +60,7 @@ def test_import_loads_no_third_party_module_and_is_fast() -> None:
     stdlib = {n for n in report["new"] if not n.startswith("normalize_errors")}
     assert stdlib <= {"__future__", "math", "types"}  # not even typing, re, json or pickle
     assert "normalize_errors.providers" not in report["new"]
-    assert report["elapsed"] < 0.05  # generous for a loaded CI machine; the benchmark measures
+    # How long it takes is measured by benchmarks/run.py, not asserted here.
 
 
 def test_version_comes_from_the_package_metadata() -> None:
