@@ -26,7 +26,6 @@ __all__ = [
     "MAX_MESSAGE",
     "body_text",
     "field",
-    "header",
     "html_title",
     "integer",
     "lower_headers",
@@ -103,11 +102,6 @@ def stainless_retry_count(headers: Any) -> int | None:
         return integer(headers.get("x-stainless-retry-count"))
     except Exception:
         return None
-
-
-def header(headers: Mapping[str, str], name: str) -> str | None:
-    """The value of a header from a ``lower_headers`` dict (``name`` in lower case)."""
-    return headers.get(name)
 
 
 _SECONDS: Final = LazyPattern(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*")
