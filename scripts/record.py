@@ -38,6 +38,7 @@ import vcr
 import yaml
 
 from normalize_errors._redact import KEY_SHAPES
+from normalize_errors._rules import KEEP_HEADERS
 from normalize_errors.providers import _calls
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,28 +57,20 @@ REQUEST_HEADERS = (
 ``authorization``, ``x-api-key``, ``api-key`` and ``x-goog-api-key`` among them, is dropped."""
 
 RESPONSE_HEADERS = (
+    *KEEP_HEADERS,
     "content-type",
     "date",
-    "server",
     "via",
     "cache-control",
-    "retry-after",
-    "retry-after-ms",
-    "x-should-retry",
-    "x-ratelimit-",
-    "anthropic-ratelimit-",
-    "x-request-id",
-    "request-id",
-    "apim-request-id",
     "x-ms-region",
-    "cf-ray",
     "cf-cache-status",
     "x-robots-tag",
     "openai-processing-ms",
     "openai-version",
     "x-envoy-upstream-service-time",
 )
-"""Response headers a cassette keeps; ``set-cookie`` and anything unknown are dropped."""
+"""Response headers a cassette keeps: those the adapters read (``KEEP_HEADERS``) and a few that
+describe the response; ``set-cookie`` and anything unknown are dropped."""
 
 KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 

@@ -141,7 +141,7 @@ def test_fastapi_app_answers_with_problem_json() -> None:
 
     @app.get("/bug")
     async def bug() -> dict[str, str]:
-        raise KeyError("secret sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123")
+        raise KeyError("secret sk-proj-FAKEkeyFAKEkeyFAKEkeyFAKEkey")  # made up
 
     install(app, catch_all=True)
     client = TestClient(app, raise_server_exceptions=False)
@@ -150,4 +150,4 @@ def test_fastapi_app_answers_with_problem_json() -> None:
     assert busy.json()["code"] == "upstream.rate_limited"
     broken = client.get("/bug")
     assert broken.status_code == 500
-    assert "sk-proj-AbCdEf" not in broken.text
+    assert "sk-proj-FAKEkey" not in broken.text

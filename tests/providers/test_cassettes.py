@@ -7,9 +7,14 @@ compare member by member, and check that every cassette names its public source.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import yaml
 
 from normalize_errors import HarnessError
+from normalize_errors._redact import KEY_SHAPES
 from normalize_errors.replay import cassette_paths, load, run
 
 CASSETTES = cassette_paths()
@@ -43,3 +48,25 @@ def test_cassette_names_its_public_source(path: object) -> None:
         assert "verbatim" in source
         assert "constructed" in source
     assert {"code", "retryable", "advice"} <= set(scenario.expect)
+
+
+SECRET_HEADERS = {
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "cookie",
+    "set-cookie",
+}
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_cassette_holds_no_credential(path: Path) -> None:
+    """No key-shaped text anywhere, no credential header in a request or response."""
+    text = path.read_text(encoding="utf-8")
+    assert re.search(KEY_SHAPES, text) is None
+    for interaction in yaml.safe_load(text)["interactions"]:
+        for part in ("request", "response"):
+            names = {name.lower() for name in interaction[part]["headers"]}
+            assert names.isdisjoint(SECRET_HEADERS), (part, names & SECRET_HEADERS)
