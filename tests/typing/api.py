@@ -1,0 +1,58 @@
+"""Never run: type checkers check that the public API keeps the types users rely on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anthropic
+import openai
+from typing_extensions import assert_type
+
+from normalize_errors import (
+    CODES,
+    HarnessError,
+    UpstreamRateLimitedError,
+    check,
+    diagnose,
+    from_response,
+    normalize,
+    normalized,
+    wrap,
+)
+
+
+def wrapped_clients_keep_their_type() -> None:
+    """wrap(client: T) -> T."""
+    assert_type(wrap(openai.OpenAI(api_key="x")), openai.OpenAI)
+    assert_type(wrap(anthropic.AsyncAnthropic(api_key="x")), anthropic.AsyncAnthropic)
+
+
+def entry_points() -> None:
+    """What the entry points return."""
+    assert_type(normalize(ValueError()), HarnessError)
+    assert_type(from_response(429, {}, b""), HarnessError)
+    assert_type(diagnose({}), HarnessError | None)
+    result: dict[str, list[object]] = {"choices": []}
+    assert_type(check(result), dict[str, list[object]])
+    assert_type(CODES["upstream.rate_limited"].retryable, bool)
+    assert_type(UpstreamRateLimitedError().retry_after, float | None)
+
+
+@normalized
+def plain(x: int) -> str:
+    """A decorated function keeps its signature."""
+    return str(x)
+
+
+@normalized(provider="openai")
+async def later(x: int) -> int:
+    """So does an async one, with arguments."""
+    return x
+
+
+def decorators_are_transparent() -> None:
+    """The decorated functions' types are unchanged."""
+    assert_type(plain(1), str)
+    call: Callable[[int], Coroutine[Any, Any, int]] = later
+    assert_type(call(1), Coroutine[Any, Any, int])
