@@ -54,6 +54,7 @@ class Facts:
     """What an upstream said about one failure, as read by an adapter."""
 
     __slots__ = (
+        "_message",
         "attempts",
         "body",
         "exception",
@@ -62,7 +63,6 @@ class Facts:
         "ids",
         "in_stream",
         "lowered",
-        "message",
         "provider",
         "request_id",
         "status",
@@ -97,7 +97,6 @@ class Facts:
         self.body = body
         self.text = text
         self.message = message
-        self.lowered = "" if not message else message[:MAX_MESSAGE].lower()
         self.vendor_code = vendor_code
         self.vendor_type = vendor_type
         found = {str(i).lower() for i in ids if i is not None and i != ""}
@@ -111,6 +110,16 @@ class Facts:
         self.in_stream = in_stream
         self.attempts = attempts
         self.extra: Mapping[str, Any] = extra or {}
+
+    @property
+    def message(self) -> str | None:
+        """The vendor's message; setting it also sets ``lowered``, which rules match."""
+        return self._message
+
+    @message.setter
+    def message(self, value: str | None) -> None:
+        self._message = value
+        self.lowered = "" if not value else value[:MAX_MESSAGE].lower()
 
 
 class Rule(NamedTuple):

@@ -181,7 +181,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "no API key was given",
         retryable=False,
         message=r"api_key client option must be set|didn't provide an api key"
-        r"|no api key provided|missing (?:bearer|api key)",
+        r"|no api key provided|missing (?:bearer|api key|credentials)",
     ),
     rule(
         "upstream.overloaded",
