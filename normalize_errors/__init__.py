@@ -11,6 +11,13 @@ Importing this package imports no third-party module.
 from __future__ import annotations
 
 from ._facade import check, diagnose, from_response, normalize
+from ._readers import (
+    add_rules,
+    register_reader,
+    register_response_reader,
+    unregister_reader,
+    unregister_response_reader,
+)
 from ._redact import redact
 from ._registry import (
     CATEGORIES,
@@ -71,6 +78,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._rules import Rule, rule
     from ._wrap import normalized, wrap
 
 __all__ = [
@@ -107,6 +115,7 @@ __all__ = [
     "ProblemFormatError",
     "RemoteAgentFailedError",
     "RepetitionDetectedError",
+    "Rule",
     "RunCancelledError",
     "RunTimeoutError",
     "SandboxViolationError",
@@ -123,6 +132,7 @@ __all__ = [
     "UpstreamOverloadedError",
     "UpstreamRateLimitedError",
     "UpstreamUnavailableError",
+    "add_rules",
     "check",
     "class_for_code",
     "diagnose",
@@ -130,6 +140,11 @@ __all__ = [
     "normalize",
     "normalized",
     "redact",
+    "register_reader",
+    "register_response_reader",
+    "rule",
+    "unregister_reader",
+    "unregister_response_reader",
     "wrap",
 ]
 
@@ -139,6 +154,10 @@ def __getattr__(name: str) -> Any:
         from . import _wrap
 
         return getattr(_wrap, name)
+    if name in ("rule", "Rule"):  # they need re: loaded on first use
+        from . import _rules
+
+        return getattr(_rules, name)
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 

@@ -8,6 +8,7 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 
 from __future__ import annotations
 
+from ._readers import exception_reader, response_readers
 from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
@@ -116,9 +117,24 @@ def _providers() -> ModuleType:
     return _PROVIDERS[0]
 
 
+def _registered(exc: BaseException) -> HarnessError | None:
+    """The answer of the reader registered for ``exc``'s module, if any (see ``_readers``).
+
+    A reader that raises is skipped: the built-in path answers instead.
+    """
+    try:
+        reader = exception_reader(type(exc))
+        return None if reader is None else reader(exc)
+    except Exception:
+        return None
+
+
 def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
     if isinstance(exc, HarnessError):
         return exc
+    err = _registered(exc)
+    if err is not None:
+        return err
     inner = _group_members(exc)
     if inner is not None:
         return _group(inner, provider)
@@ -177,6 +193,13 @@ def from_response(
         problem = _read_problem()(status, headers, body)
         if problem is not None:
             return problem
+        readers = response_readers(provider)
+        if readers:
+            problem = _registered_response(readers, status, headers, body)
+            if problem is not None:
+                return problem
+            if provider is not None:  # a registered reader's name, and it gave no answer
+                provider = None
         adapter: Callable[[str], Adapter] = _providers().adapter
         detect: Callable[[Any, dict[str, str]], str] = _providers().detect
         code = integer(status)
@@ -205,6 +228,24 @@ def from_response(
             retryable=False,
             upstream=upstream,
         )
+
+
+def _registered_response(
+    readers: list[Callable[[Any, Any, Any], HarnessError | None]],
+    status: Any,
+    headers: Any,
+    body: Any,
+) -> HarnessError | None:
+    """The answer of the first registered response reader that gives one (see ``_readers``)."""
+    code, lowered, parsed = integer(status), lower_headers(headers), parse_body(body)
+    for reader in readers:
+        try:
+            err = reader(code, lowered, parsed)
+        except Exception:  # a reader's bug never makes from_response raise
+            continue
+        if err is not None:
+            return err
+    return None
 
 
 def _result_provider(result: Any) -> str | None:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from ._readers import extra_rules
 from ._redact import redact, sanitize
 from ._registry import code_info
 from ._signals import (
@@ -317,8 +318,12 @@ def attempts_of(exc: BaseException) -> int | None:
 
 
 def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
-    """The code and ``retryable`` of the first matching row, else of the HTTP status."""
-    for row in table:
+    """The code and ``retryable`` of the first matching row, else of the HTTP status.
+
+    Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
+    """
+    added = extra_rules(facts.provider)
+    for row in (*added, *table) if added else table:
         if row.matches(facts):
             if row.retryable is not None:
                 return row.code, row.retryable

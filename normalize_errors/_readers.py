@@ -1,0 +1,156 @@
+"""The extension point: readers for what the built-in adapters do not know, and extra rules.
+
+Three ways in, used by the library's own framework and protocol readers exactly as a user's
+code would use them:
+
+* ``register_reader(module, reader)``: exceptions whose class (or any base class) is defined
+  in ``module`` or a submodule of it are offered to ``reader`` first. ``reader(exc)`` returns
+  the ``HarnessError`` or ``None`` to let the built-in path decide. The most specific class
+  of the exception's MRO with a reader wins; within one class, the longest module prefix.
+* ``register_response_reader(name, reader)``: ``from_response`` offers every HTTP response to
+  ``reader(status, headers, body)`` (``status`` an ``int`` or ``None``, ``headers`` a dict with
+  lower-case names, ``body`` parsed JSON when it parses, else text) before it looks at the
+  body's shape; ``from_response(..., provider=name)`` asks that reader alone.
+* ``add_rules(provider, *rules)``: rows tried before the provider's own mapping table (made
+  with ``rule(...)``), for a vendor code or wording the table does not know yet.
+
+A reader that raises is skipped (the built-in path answers), so a bug in a reader can never
+make ``normalize`` or ``from_response`` raise. Readers registered later win over earlier ones
+for the same module. Register at start-up (registration is not meant to race with reading);
+the library's own readers are registered lazily, by module name, so
+``import normalize_errors`` imports none of them.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, Final, TypeAlias
+
+    from ._rules import Rule
+    from .exceptions import HarnessError
+
+    ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
+    ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
+
+__all__ = [
+    "add_rules",
+    "exception_reader",
+    "extra_rules",
+    "register_reader",
+    "register_response_reader",
+    "response_readers",
+    "unregister_reader",
+    "unregister_response_reader",
+]
+
+BUILTIN: Final[dict[str, str]] = {}
+"""The library's own exception readers: module prefix -> ``"package.module:function"``,
+imported the first time an exception of that module is read."""
+
+_READERS: dict[str, ExceptionReader] = {}
+_RESPONSES: dict[str, ResponseReader] = {}
+_RULES: dict[str, tuple[Rule, ...]] = {}
+_BY_CLASS: dict[type, ExceptionReader | None] = {}
+
+
+def register_reader(module: str, reader: ExceptionReader) -> None:
+    """Read the exceptions of ``module`` (a module name or prefix, e.g. ``"mycorp_gateway"``).
+
+    ``reader(exc)`` returns the ``HarnessError`` for ``exc`` or ``None`` to leave it to the
+    built-in path. It wins over the library's own reader for the same module.
+
+    Raises:
+        ValueError: ``module`` is not a dotted module name.
+    """
+    if not all(part.isidentifier() for part in str(module).split(".")):
+        raise ValueError(f"not a module name: {module!r}")
+    _READERS[module] = reader
+    _BY_CLASS.clear()
+
+
+def unregister_reader(module: str) -> None:
+    """Remove the reader registered for ``module`` (nothing happens if there is none)."""
+    _READERS.pop(module, None)
+    _BY_CLASS.clear()
+
+
+def register_response_reader(name: str, reader: ResponseReader) -> None:
+    """Offer every response ``from_response`` reads to ``reader`` first (see the module doc).
+
+    ``name`` is the ``provider=`` value that asks this reader alone; readers registered later
+    are asked first.
+    """
+    _RESPONSES.pop(name, None)
+    _RESPONSES[name] = reader
+
+
+def unregister_response_reader(name: str) -> None:
+    """Remove the response reader registered as ``name`` (nothing happens if there is none)."""
+    _RESPONSES.pop(name, None)
+
+
+def add_rules(provider: str, *rules: Rule) -> None:
+    """Try ``rules`` (made with ``normalize_errors.rule``) before ``provider``'s own table.
+
+    Rules added later are tried before rules added earlier.
+    """
+    _RULES[provider] = (*rules, *_RULES.get(provider, ()))
+
+
+def extra_rules(provider: str) -> tuple[Rule, ...]:
+    """The rules added for ``provider`` (empty unless ``add_rules`` was called)."""
+    return _RULES.get(provider, ()) if _RULES else ()
+
+
+def response_readers(name: str | None) -> list[ResponseReader]:
+    """The response readers to ask, newest first (only ``name``'s when a name is given)."""
+    if not _RESPONSES:
+        return []
+    if name is not None:
+        found = _RESPONSES.get(name)
+        return [] if found is None else [found]
+    return list(reversed(_RESPONSES.values()))
+
+
+def _lookup(module: str) -> ExceptionReader | str | None:
+    """The reader for code of ``module``: the longest registered prefix, users' first."""
+    while True:
+        found = _READERS.get(module)
+        if found is not None:
+            return found
+        builtin = BUILTIN.get(module)
+        if builtin is not None:
+            return builtin
+        module, dot, _ = module.rpartition(".")
+        if not dot:
+            return None
+
+
+def _load(target: str) -> ExceptionReader:
+    import importlib
+
+    module, _, function = target.partition(":")
+    found: ExceptionReader = getattr(importlib.import_module(module), function)
+    return found
+
+
+def exception_reader(cls: type) -> ExceptionReader | None:
+    """The reader registered for ``cls`` (the most specific class of its MRO that has one)."""
+    try:
+        return _BY_CLASS[cls]
+    except KeyError:
+        pass
+    found: ExceptionReader | None = None
+    if _READERS or BUILTIN:
+        for klass in cls.__mro__:
+            module = getattr(klass, "__module__", None)
+            if not isinstance(module, str):
+                continue
+            target = _lookup(module)
+            if target is not None:
+                found = _load(target) if isinstance(target, str) else target
+                break
+    _BY_CLASS[cls] = found
+    return found
