@@ -49,6 +49,10 @@ BUILTIN: Final[dict[str, str]] = {}
 """The library's own exception readers: module prefix -> ``"package.module:function"``,
 imported the first time an exception of that module is read."""
 
+BUILTIN_RESPONSES: Final[dict[str, str]] = {}
+"""The library's own response readers: name -> ``"package.module:function"``, imported the
+first time ``from_response`` runs; asked after the users' readers."""
+
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
 _RULES: dict[str, tuple[Rule, ...]] = {}
@@ -104,14 +108,27 @@ def extra_rules(provider: str) -> tuple[Rule, ...]:
     return _RULES.get(provider, ()) if _RULES else ()
 
 
+_LOADED_RESPONSES: dict[str, ResponseReader] = {}
+
+
+def _builtin_response(name: str) -> ResponseReader:
+    found = _LOADED_RESPONSES.get(name)
+    if found is None:
+        found = _LOADED_RESPONSES[name] = _load(BUILTIN_RESPONSES[name])
+    return found
+
+
 def response_readers(name: str | None) -> list[ResponseReader]:
-    """The response readers to ask, newest first (only ``name``'s when a name is given)."""
-    if not _RESPONSES:
+    """The response readers to ask: the users' newest first, then the library's own (only
+    ``name``'s when a name is given)."""
+    if not _RESPONSES and not BUILTIN_RESPONSES:
         return []
     if name is not None:
         found = _RESPONSES.get(name)
+        if found is None and name in BUILTIN_RESPONSES:
+            found = _builtin_response(name)
         return [] if found is None else [found]
-    return list(reversed(_RESPONSES.values()))
+    return [*reversed(_RESPONSES.values()), *map(_builtin_response, BUILTIN_RESPONSES)]
 
 
 def _lookup(module: str) -> ExceptionReader | str | None:
@@ -128,12 +145,12 @@ def _lookup(module: str) -> ExceptionReader | str | None:
             return None
 
 
-def _load(target: str) -> ExceptionReader:
+def _load(target: str) -> Any:
+    """The function ``target`` (``"package.module:function"``) names, importing its module."""
     import importlib
 
     module, _, function = target.partition(":")
-    found: ExceptionReader = getattr(importlib.import_module(module), function)
-    return found
+    return getattr(importlib.import_module(module), function)
 
 
 def exception_reader(cls: type) -> ExceptionReader | None:

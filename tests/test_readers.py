@@ -32,7 +32,11 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def clean_registry() -> Iterator[None]:
     """Every test starts and ends with nothing registered but the library's own readers."""
     saved = dict(_readers.BUILTIN)
+    saved_responses = dict(_readers.BUILTIN_RESPONSES)
     yield
+    _readers.BUILTIN_RESPONSES.clear()
+    _readers.BUILTIN_RESPONSES.update(saved_responses)
+    _readers._LOADED_RESPONSES.clear()
     _readers._READERS.clear()
     _readers._RESPONSES.clear()
     _readers._RULES.clear()
@@ -199,3 +203,14 @@ def test_added_rules_apply_to_real_sdk_exceptions() -> None:
     add_rules("openai", rule("upstream.overloaded", "test row", message="error processing"))
     err = normalize(exc)
     assert (err.code, err.upstream["status"]) == ("upstream.overloaded", 500)
+
+
+def test_the_librarys_own_response_readers_load_lazily_and_come_after_the_users() -> None:
+    """A built-in response reader is named by module path and imported on first use."""
+    _readers.BUILTIN_RESPONSES["faults"] = "tests.test_readers:fault_reader"
+    assert from_response(503, {}, {"fault": "full"}).code == "upstream.overloaded"
+    register_response_reader("mine", lambda s, h, b: UpstreamRateLimitedError("mine"))
+    assert from_response(503, {}, {"fault": "full"}).code == "upstream.rate_limited"
+    assert from_response(503, {}, {"fault": "full"}, provider="faults").code == (
+        "upstream.overloaded"
+    )
