@@ -5,6 +5,9 @@ recommends for the code (or the error's own ``status``), the problem media type,
 ``Retry-After`` header in whole seconds, rounded up from ``retry_after`` so that a client
 obeying the header never retries early. The body carries the same ``status`` member.
 
+``to_http(err, public=True)`` is for clients that may not see the harness's internals (draft
+section 10): see ``public_problem`` for what it leaves out.
+
 ``read_problem(status, headers, body)`` reads such a response back: it returns the typed
 error when the body is a harness error object and ``None`` otherwise (``from_response`` then
 reads the response as a provider error). ``retry_after`` missing from the body is taken from
@@ -21,19 +24,64 @@ from .._registry import TYPE_URIS
 from .._signals import lower_headers, parse_body, retry_after
 from ..exceptions import HarnessError, ProblemFormatError
 
-__all__ = ["PROBLEM_JSON", "read_problem", "to_http"]
+__all__ = ["PROBLEM_JSON", "PUBLIC_MEMBERS", "public_problem", "read_problem", "to_http"]
 
 PROBLEM_JSON: Final = "application/problem+json"
 
+PUBLIC_MEMBERS: Final = frozenset(
+    {
+        "type",
+        "title",
+        "status",
+        "instance",
+        "code",
+        "origin",
+        "retryable",
+        "model_recoverable",
+        "retry_after",
+        "attempts",
+        "max_attempts",
+        "limit",
+        "location",
+        "causes",
+    }
+)
+"""The members a public client is shown: what to do next, never what was said internally."""
 
-def to_http(err: HarnessError, *, status: int | None = None) -> tuple[int, dict[str, str], bytes]:
+
+def public_problem(err: HarnessError) -> dict[str, Any]:
+    """The problem object of ``err`` as a client outside the harness may see it.
+
+    Draft section 10: ``detail``, ``model_feedback``, ``upstream`` and ``causes`` can hold
+    prompts, model output, tool data, vendor messages (with organisation and request ids) or
+    an internal exception's text, so only ``PUBLIC_MEMBERS`` are kept: ``detail``,
+    ``model_feedback``, ``upstream`` and unknown members are left out, here and in every
+    entry of ``causes``. The client still learns what happened (``code``, ``title``) and
+    what to do (``retryable``, ``retry_after``, ``limit``...).
+    """
+    return _public(err.to_dict())
+
+
+def _public(problem: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in problem.items() if key in PUBLIC_MEMBERS}
+    causes = out.get("causes")
+    if isinstance(causes, list):
+        out["causes"] = [_public(cause) for cause in causes if isinstance(cause, dict)]
+    return out
+
+
+def to_http(
+    err: HarnessError, *, status: int | None = None, public: bool = False
+) -> tuple[int, dict[str, str], bytes]:
     """``(status, headers, body)`` of an HTTP response carrying ``err``.
 
     The status is ``status`` if given, else the error's own ``status`` member, else the
-    draft's recommendation for its code (``err.http_status``).
+    draft's recommendation for its code (``err.http_status``). With ``public=True`` the
+    body is ``public_problem(err)``: no ``detail``, ``model_feedback``, ``upstream`` or
+    unknown members.
     """
     code = status or err.status or err.http_status
-    problem = err.to_dict()
+    problem = public_problem(err) if public else err.to_dict()
     problem["status"] = code
     headers = {"content-type": PROBLEM_JSON}
     if err.retry_after is not None:

@@ -19,7 +19,7 @@ from normalize_errors import (
     class_for_code,
 )
 from normalize_errors.bindings.http import PROBLEM_JSON, read_problem, to_http
-from normalize_errors.frameworks.starlette import install
+from normalize_errors.bindings.starlette import install
 
 
 @pytest.mark.parametrize("code", list(CODES))
