@@ -49,9 +49,20 @@ BUILTIN: Final[dict[str, str]] = {}
 """The library's own exception readers: module prefix -> ``"package.module:function"``,
 imported the first time an exception of that module is read."""
 
-BUILTIN_RESPONSES: Final[dict[str, str]] = {}
+BUILTIN_RESPONSES: Final[dict[str, str]] = {
+    "site": "normalize_errors.bindings.site:read_response",
+    "uhp": "normalize_errors.bindings.uhp:read_response",
+}
 """The library's own response readers: name -> ``"package.module:function"``, imported the
 first time ``from_response`` runs; asked after the users' readers."""
+
+BUILTIN_NAMED: Final[dict[str, str]] = {
+    "site": "normalize_errors.bindings.site:from_site_error",
+    "uhp": "normalize_errors.bindings.uhp:from_envelope",
+}
+"""The library's own readers for ``from_response(..., provider=name)``, where they differ from
+``BUILTIN_RESPONSES[name]``: a protocol recognised by a header or marker when not named, but
+read whatever the response looks like when it is named."""
 
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
@@ -111,10 +122,11 @@ def extra_rules(provider: str) -> tuple[Rule, ...]:
 _LOADED_RESPONSES: dict[str, ResponseReader] = {}
 
 
-def _builtin_response(name: str) -> ResponseReader:
-    found = _LOADED_RESPONSES.get(name)
+def _builtin_response(name: str, table: Mapping[str, str] = BUILTIN_RESPONSES) -> ResponseReader:
+    target = table[name]
+    found = _LOADED_RESPONSES.get(target)
     if found is None:
-        found = _LOADED_RESPONSES[name] = _load(BUILTIN_RESPONSES[name])
+        found = _LOADED_RESPONSES[target] = _load(target)
     return found
 
 
@@ -125,6 +137,8 @@ def response_readers(name: str | None) -> list[ResponseReader]:
         return []
     if name is not None:
         found = _RESPONSES.get(name)
+        if found is None and name in BUILTIN_NAMED:
+            found = _builtin_response(name, BUILTIN_NAMED)
         if found is None and name in BUILTIN_RESPONSES:
             found = _builtin_response(name)
         return [] if found is None else [found]
