@@ -1,0 +1,198 @@
+"""Telemetry (draft section 6.4): harness errors on OpenTelemetry spans and in ``logging``.
+
+``record_error(span, err)`` marks a span failed the way the draft and OpenTelemetry's
+conventions agree on:
+
+* the span attribute ``error.type`` is the harness code (``upstream.rate_limited``): low
+  cardinality, and what a dashboard groups by;
+* the status is ERROR, its description ``str(err)`` (``code: detail``);
+* one ``exception`` event with ``exception.type``, ``exception.message``,
+  ``exception.stacktrace`` and the harness members as attributes (``ATTRIBUTES`` below).
+
+Why not the SDK's ``span.record_exception(err)``: it prints ``traceback.format_exception``
+of the whole chain, and the chain holds the vendor's original exception, whose message may
+carry an API key (``Incorrect API key provided: sk-...``). ``record_error`` writes the
+stack trace of the harness error alone (no ``__cause__``, no ``__context__``), redacted,
+and every text attribute passes through ``redact``. If you use
+``tracer.start_as_current_span``, pass ``record_exception=False`` (the SDK would record the
+chain on the way out) or use ``recording(span)``, which does both for you.
+
+OpenTelemetry's guidance is to record only errors that end the operation; an error that was
+retried or handled belongs in a log record below ERROR, which ``log_fields`` and
+``HarnessErrorFilter`` give the same fields.
+
+``model_feedback`` is left out of telemetry (it is text meant for the model, often derived
+from its output); ``detail``, ``upstream`` and the rest are already redacted by the error.
+
+Needs the ``otel`` extra (``opentelemetry-api``); nothing is exported without an SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+from .._redact import redact
+from ..exceptions import HarnessError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from opentelemetry.trace import Span
+
+__all__ = [
+    "ATTRIBUTES",
+    "PREFIX",
+    "HarnessErrorFilter",
+    "attributes",
+    "log_fields",
+    "record_error",
+    "recording",
+]
+
+PREFIX: Final = "harness_error."
+"""Prefix of the attributes and log fields that carry the harness members."""
+
+ATTRIBUTES: Final = (
+    "code",
+    "title",
+    "detail",
+    "origin",
+    "retryable",
+    "model_recoverable",
+    "advice",
+    "retry_after",
+    "attempts",
+    "max_attempts",
+    "status",
+    "instance",
+)
+"""Scalar members written as ``harness_error.<name>``; besides them ``limit.*``,
+``location.*`` and ``upstream.*`` are flattened with dots, and ``causes`` is the list of
+the causes' codes."""
+
+_MAX_DEPTH: Final = 4
+
+
+def _harness(err: BaseException) -> HarnessError:
+    problem = getattr(err, "problem", err)
+    if isinstance(problem, HarnessError):
+        return problem
+    from .._facade import normalize
+
+    return normalize(err)
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any], depth: int) -> None:
+    """Add ``value`` as OpenTelemetry attribute values (str, bool, int, float, str lists)."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        out[prefix] = redact(value)
+    elif isinstance(value, (bool, int, float)):
+        out[prefix] = value
+    elif isinstance(value, dict) and depth < _MAX_DEPTH:
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}", item, out, depth + 1)
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        out[prefix] = [redact(item) for item in value]
+    else:
+        out[prefix] = redact(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def attributes(err: BaseException) -> dict[str, Any]:
+    """The harness members of ``err`` as flat attributes: ``error.type`` and ``harness_error.*``.
+
+    ``err`` is a ``HarnessError``, a drop-in, or any exception (normalized first). Values are
+    OpenTelemetry attribute values; every text is redacted.
+    """
+    problem = _harness(err)
+    out: dict[str, Any] = {"error.type": problem.code}
+    for name in ATTRIBUTES:
+        _flatten(PREFIX + name, getattr(problem, name), out, 0)
+    for name in ("limit", "location", "upstream"):
+        value = getattr(problem, name)
+        if value:
+            _flatten(PREFIX + name, dict(value), out, 0)
+    if problem.causes:
+        out[PREFIX + "causes"] = [cause.code for cause in problem.causes]
+    return out
+
+
+def _stacktrace(problem: HarnessError) -> str:
+    """The stack trace of ``problem`` alone (not its cause or context), redacted."""
+    lines = traceback.format_exception(type(problem), problem, problem.__traceback__, chain=False)
+    return redact("".join(lines))
+
+
+def record_error(span: Span, err: BaseException) -> None:
+    """Mark ``span`` failed with ``err`` (see the module doc); never raises.
+
+    ``err`` is a ``HarnessError``, a drop-in, or any exception (normalized first).
+    """
+    from opentelemetry.trace import Status, StatusCode
+
+    try:
+        problem = _harness(err)
+        fields = attributes(problem)
+        span.set_attribute("error.type", problem.code)
+        span.set_status(Status(StatusCode.ERROR, redact(str(problem))))
+        cls = type(problem)
+        event = {
+            "exception.type": f"{cls.__module__}.{cls.__qualname__}",
+            "exception.message": redact(str(problem)),
+            "exception.stacktrace": _stacktrace(problem),
+            **fields,
+        }
+        span.add_event("exception", attributes=event)
+    except Exception:  # telemetry must never break the code it observes
+        span.set_status(Status(StatusCode.ERROR, "harness error (could not be recorded)"))
+
+
+@contextmanager
+def recording(span: Span) -> Iterator[Span]:
+    """Record an exception that leaves the block on ``span`` with ``record_error``, then
+    re-raise it. Use with ``start_as_current_span(..., record_exception=False,
+    set_status_on_exception=False)``."""
+    try:
+        yield span
+    except Exception as exc:
+        record_error(span, exc)
+        raise
+
+
+def log_fields(err: BaseException) -> dict[str, Any]:
+    """An ``extra`` dict for ``logging``: the same fields as the span's exception event.
+
+    ``logger.warning("retrying", extra=log_fields(err))`` puts ``error.type`` and
+    ``harness_error.*`` on the record, where a structured (JSON) formatter finds them.
+    """
+    return attributes(err)
+
+
+class HarnessErrorFilter(logging.Filter):
+    """A logging filter for records that carry an exception (``logger.exception(...)``).
+
+    It adds ``log_fields`` of the exception to the record, and replaces the traceback the
+    formatter would print (the whole chain, vendor exception and its message included) with
+    the same text redacted. The message itself is redacted too. Add it to a handler or a
+    logger: ``handler.addFilter(HarnessErrorFilter())``.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string stays the formatter's business
+            message = None
+        if message is not None and redact(message) != message:
+            record.msg, record.args = redact(message), None
+        info = record.exc_info
+        if info and info[1] is not None:
+            exc = info[1]
+            for key, value in attributes(exc).items():
+                setattr(record, key, value)
+            record.exc_text = redact("".join(traceback.format_exception(*info)))
+        return True

@@ -1,0 +1,312 @@
+"""OpenTelemetry and logging (draft section 6.4), through the real SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+import openai
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import INVALID_SPAN, StatusCode, Tracer
+
+from normalize_errors import (
+    HarnessError,
+    OutputRetriesExhaustedError,
+    UpstreamRateLimitedError,
+    class_for_code,
+    normalize,
+)
+from normalize_errors.bindings.otel import (
+    HarnessErrorFilter,
+    attributes,
+    log_fields,
+    record_error,
+    recording,
+)
+from normalize_errors.replay import load, run, shipped
+
+# Planted credentials of several providers (made up; split so no source line shows them whole).
+KEYS = [
+    "sk-proj-" + "PLANTEDopenaiKEY0123456789abcdefXYZ",
+    "sk-ant-api03-" + "PLANTEDanthropicKEY0123456789abcdef-XYZ",
+    "AIza" + "SyPLANTEDgoogleKEY0123456789abcdefXY",
+    "ya29." + "PLANTEDgoogleOAUTHtoken0123456789",
+    "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiJQTEFOVEVEIn0.PLANTEDsignature0123",
+]
+BEARER = "Bearer " + "PLANTEDbearerTOKEN0123456789"
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    """A fresh in-memory exporter."""
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def tracer(exporter: InMemorySpanExporter) -> Iterator[Tracer]:
+    """A real SDK tracer whose finished spans go to ``exporter``."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider.get_tracer("tests")
+    provider.shutdown()
+
+
+def exported_text(span: ReadableSpan) -> str:
+    """Everything a span exports, as one text: name, status, attributes, events."""
+    events = [{"name": e.name, "attributes": dict(e.attributes or {})} for e in span.events]
+    return json.dumps(
+        {
+            "name": span.name,
+            "status": [span.status.status_code.name, span.status.description],
+            "attributes": dict(span.attributes or {}),
+            "events": events,
+        },
+        default=str,
+    )
+
+
+def leaky_vendor_error() -> openai.AuthenticationError:
+    """The real SDK's 401 from a recorded response, its message carrying planted keys.
+
+    The response is the shipped cassette's (recorded); the message is constructed, as a
+    server or proxy that echoes the credential would write it.
+    """
+    recorded = run(load(shipped() / "openai" / "invalid_api_key_401.yaml")).exception
+    assert isinstance(recorded, openai.AuthenticationError)
+    planted = f"Incorrect API key provided: {' '.join(KEYS)}; authorization: {BEARER}"
+    body = {"error": {"message": planted, "type": "invalid_request_error"}}
+    return openai.AuthenticationError(planted, response=recorded.response, body=body)
+
+
+def raised_from(vendor: BaseException) -> HarnessError:
+    """The harness error of ``vendor``, raised ``from`` it so its traceback and chain are set."""
+    try:
+        try:
+            raise vendor
+        except openai.APIError as exc:
+            raise normalize(exc) from exc
+    except HarnessError as err:
+        return err
+    raise AssertionError("unreachable")
+
+
+def test_record_error_follows_section_6_4(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    """error.type is the code, status ERROR, one exception event with the harness members."""
+    cause = class_for_code("output.schema_violation")(
+        "price is a string", model_feedback="Field 'price' must be a number."
+    )
+    err = OutputRetriesExhaustedError(
+        "Structured output failed validation after 3 attempts.",
+        attempts=3,
+        max_attempts=3,
+        location={"run_id": "run_8f2c", "turn": 5},
+        upstream={"provider": "openai", "status": 200, "request_ids": ["req_1", "req_2"]},
+        causes=[cause],
+    )
+    with tracer.start_as_current_span("invoke_agent") as span:
+        record_error(span, err)
+    (done,) = exporter.get_finished_spans()
+    assert done.attributes is not None
+    assert done.attributes["error.type"] == "output.retries_exhausted"
+    assert done.status.status_code is StatusCode.ERROR
+    assert done.status.description == str(err)
+    (event,) = done.events
+    assert event.name == "exception"
+    got = dict(event.attributes or {})
+    assert got["exception.type"] == "normalize_errors.exceptions.OutputRetriesExhaustedError"
+    assert got["exception.message"] == str(err)
+    assert "exception.stacktrace" in got
+    expected = {
+        "error.type": "output.retries_exhausted",
+        "harness_error.code": "output.retries_exhausted",
+        "harness_error.title": "Output Retries Exhausted",
+        "harness_error.detail": "Structured output failed validation after 3 attempts.",
+        "harness_error.origin": "harness",
+        "harness_error.retryable": False,
+        "harness_error.model_recoverable": False,
+        "harness_error.advice": "stop",
+        "harness_error.attempts": 3,
+        "harness_error.max_attempts": 3,
+        "harness_error.location.run_id": "run_8f2c",
+        "harness_error.location.turn": 5,
+        "harness_error.upstream.provider": "openai",
+        "harness_error.upstream.status": 200,
+        "harness_error.upstream.request_ids": ("req_1", "req_2"),
+        "harness_error.causes": ("output.schema_violation",),
+    }
+    assert {key: got[key] for key in expected} == expected
+    assert not any("model_feedback" in key for key in got)
+    assert "must be a number" not in exported_text(done)
+
+
+def test_retry_after_and_limit_are_attributes(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """Numbers stay numbers; a limit is flattened with dots."""
+    err = class_for_code("loop.budget_exceeded")(
+        limit={"name": "cost", "value": 5, "observed": 5.2, "unit": "USD"}
+    )
+    rate = UpstreamRateLimitedError("slow down", retry_after=2.5)
+    with tracer.start_as_current_span("a") as span:
+        record_error(span, err)
+    with tracer.start_as_current_span("b") as span:
+        record_error(span, rate)
+    budget, limited = (dict(s.events[0].attributes or {}) for s in exporter.get_finished_spans())
+    assert budget["harness_error.limit.name"] == "cost"
+    assert budget["harness_error.limit.value"] == 5
+    assert budget["harness_error.limit.observed"] == 5.2
+    assert budget["harness_error.advice"] == "adjust"
+    assert limited["harness_error.retry_after"] == 2.5
+    assert limited["harness_error.advice"] == "retry"
+
+
+def test_a_planted_key_appears_in_no_exported_attribute_or_event(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """The SDK's own record_exception exports the vendor's message with the keys (the control);
+    record_error exports none of them, in attributes, events or the status."""
+    err = raised_from(leaky_vendor_error())
+    assert err.code == "upstream.authentication_failed"
+    with tracer.start_as_current_span("sdk_default") as span:
+        span.record_exception(err)
+    with tracer.start_as_current_span("chat") as span:
+        record_error(span, err)
+    leaky, clean = exporter.get_finished_spans()
+    leaked = exported_text(leaky)
+    assert all(key in leaked for key in KEYS)  # the planted keys are there to be found
+    text = exported_text(clean)
+    assert clean.attributes is not None
+    assert clean.attributes["error.type"] == "upstream.authentication_failed"
+    assert "exception.stacktrace" in text
+    for key in [*KEYS, BEARER]:
+        assert key not in text
+    assert "PLANTED" not in text
+
+
+def test_recording_records_and_reraises(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    """With the SDK's own recording off, recording() gives one clean exception event."""
+    vendor = leaky_vendor_error()
+    with (
+        pytest.raises(openai.AuthenticationError),
+        tracer.start_as_current_span(
+            "chat", record_exception=False, set_status_on_exception=False
+        ) as span,
+        recording(span),
+    ):
+        raise vendor
+    (done,) = exporter.get_finished_spans()
+    assert done.attributes is not None
+    assert done.attributes["error.type"] == "upstream.authentication_failed"
+    assert [event.name for event in done.events] == ["exception"]
+    assert "PLANTED" not in exported_text(done)
+
+
+def test_any_exception_is_normalized_first(tracer: Tracer, exporter: InMemorySpanExporter) -> None:
+    """A bug is recorded as harness.internal_error; a timeout as upstream.unavailable."""
+    with tracer.start_as_current_span("a") as span:
+        record_error(span, KeyError("missing"))
+    with tracer.start_as_current_span("b") as span:
+        record_error(span, TimeoutError())
+    types = [(s.attributes or {}).get("error.type") for s in exporter.get_finished_spans()]
+    assert types == ["harness.internal_error", "upstream.unavailable"]
+
+
+def test_without_an_sdk_recording_is_a_quiet_no_op() -> None:
+    """The API's non-recording span accepts the calls (what happens with the api alone)."""
+    record_error(INVALID_SPAN, UpstreamRateLimitedError())
+    assert not INVALID_SPAN.is_recording()
+
+
+def test_every_attribute_is_a_valid_opentelemetry_value(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """Nested and mixed upstream values are flattened or written as JSON; the SDK drops none."""
+    err = class_for_code("upstream.unavailable")(
+        upstream={"provider": "x", "headers": {"x-request-id": "r1"}, "mixed": [1, "a", None]}
+    )
+    fields = attributes(err)
+    with tracer.start_as_current_span("a") as span:
+        record_error(span, err)
+    (done,) = exporter.get_finished_spans()
+    got = dict(done.events[0].attributes or {})
+    assert {key: got[key] for key in fields} == {
+        key: tuple(value) if isinstance(value, list) else value for key, value in fields.items()
+    }
+    assert got["harness_error.upstream.headers.x-request-id"] == "r1"
+    assert got["harness_error.upstream.mixed"] == '[1, "a", null]'
+
+
+class JsonFormatter(logging.Formatter):
+    """A structured formatter: the message, the harness fields and the traceback as JSON."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = {
+            key: value
+            for key, value in vars(record).items()
+            if key == "error.type" or key.startswith("harness_error.")
+        }
+        out: dict[str, Any] = {"message": record.getMessage(), **fields}
+        if record.exc_info:
+            out["exc"] = record.exc_text or self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def logger_to(stream: io.StringIO, *, with_filter: bool) -> logging.Logger:
+    """A real logger writing JSON lines to ``stream``."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    if with_filter:
+        handler.addFilter(HarnessErrorFilter())
+    logger = logging.getLogger(f"tests.otel.{with_filter}.{id(stream)}")
+    logger.handlers[:] = [handler]
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    return logger
+
+
+def test_log_fields_carry_the_span_fields() -> None:
+    """extra=log_fields(err) puts the same fields on the record as on the span event."""
+    stream = io.StringIO()
+    err = UpstreamRateLimitedError("slow down", retry_after=3, upstream={"provider": "openai"})
+    logger_to(stream, with_filter=False).warning("retrying", extra=log_fields(err))
+    line = json.loads(stream.getvalue())
+    assert line["error.type"] == "upstream.rate_limited"
+    assert line["harness_error.retry_after"] == 3
+    assert line["harness_error.advice"] == "retry"
+    assert line["harness_error.upstream.provider"] == "openai"
+    assert {k: v for k, v in line.items() if k != "message"} == attributes(err)
+
+
+def test_the_filter_adds_the_fields_and_redacts_the_traceback() -> None:
+    """logger.exception prints the whole chain; with the filter no planted key is in it."""
+    err = raised_from(leaky_vendor_error())
+    plain, filtered = io.StringIO(), io.StringIO()
+    for stream, with_filter in ((plain, False), (filtered, True)):
+        logger = logger_to(stream, with_filter=with_filter)
+        try:
+            raise err
+        except HarnessError:
+            logger.exception("model call failed with %s", BEARER)
+    assert all(key in plain.getvalue() for key in KEYS)  # the control: the chain leaks
+    line = json.loads(filtered.getvalue())
+    assert line["error.type"] == "upstream.authentication_failed"
+    assert line["harness_error.advice"] == "credentials"
+    assert "openai.AuthenticationError" in line["exc"]  # the chain is still there, redacted
+    assert "PLANTED" not in filtered.getvalue()
+    assert line["message"] == "model call failed with Bearer [REDACTED]"
+
+
+def test_the_filter_leaves_plain_records_alone() -> None:
+    """A record without an exception and without a credential is untouched."""
+    stream = io.StringIO()
+    logger_to(stream, with_filter=True).info("hello %s", "world")
+    assert json.loads(stream.getvalue()) == {"message": "hello world"}
