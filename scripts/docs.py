@@ -9,6 +9,7 @@ A generated block sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME
 from __future__ import annotations
 
 import functools
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -98,9 +99,86 @@ def status_table() -> str:
     return "\n".join(out)
 
 
+def uhp_in_table() -> str:
+    """How ``from_envelope`` reads each UHP code, then unknown codes by type."""
+    from normalize_errors import CODES
+    from normalize_errors.bindings import uhp
+    from normalize_errors.exceptions import class_for_code
+
+    out = ["| UHP `code` | HTTP | harness code | retryable |", "|---|---|---|---|"]
+    for name, row in uhp.CODES.items():
+        retryable = class_for_code(row.code)(retryable=row.retryable).retryable
+        if row.status is None and name != "cancelled":
+            out.append(
+                f"| `{name}` | 200, failed task | `upstream.agent_failed`, cause "
+                f"`{row.code}` | no |"
+            )
+        elif row.status is None:
+            out.append(f"| `{name}` | 200, cancelled task | `{row.code}` | {_yes(retryable)} |")
+        else:
+            out.append(f"| `{name}` | {row.status} | `{row.code}` | {_yes(retryable)} |")
+    for kind, code in uhp.TYPES.items():
+        retry = "yes (501: no)" if kind == "server_error" else _yes(CODES[code].retryable)
+        out.append(f"| other, `type` `{kind}` | | `{code}` | {retry} |")
+    out.append("| no envelope | | by HTTP status (above) | by status |")
+    return "\n".join(out)
+
+
+def uhp_out_table() -> str:
+    """What ``to_envelope`` writes for each harness code (grouped)."""
+    from normalize_errors import CODES
+    from normalize_errors.bindings import uhp
+    from normalize_errors.exceptions import class_for_code
+
+    groups: dict[tuple[int, str, str], list[str]] = {}
+    for code in CODES:
+        flags = (True, False) if code == "upstream.rate_limited" else (None,)
+        for flag in flags:
+            err = class_for_code(code)(retryable=flag)
+            status, _, body = uhp.to_envelope(err)
+            error = json.loads(body)["error"]
+            label = f"`{code}`" + ("" if flag is None else f" (retryable: {_yes(flag)})")
+            groups.setdefault((status, error["type"], error["code"]), []).append(label)
+    out = ["| harness code | HTTP | UHP `type` | UHP `code` |", "|---|---|---|---|"]
+    for (status, kind, name), labels in groups.items():
+        out.append(f"| {', '.join(labels)} | {status} | `{kind}` | `{name}` |")
+    return "\n".join(out)
+
+
+def site_table() -> str:
+    """How ``from_site_error`` reads each site code and ``retry`` word, with the advice."""
+    from normalize_errors.bindings import site
+    from normalize_errors.exceptions import class_for_code
+
+    out = [
+        "| site `code` | `retry` | harness code | retryable | advice |",
+        "|---|---|---|---|---|",
+    ]
+
+    def advice(row: site.SiteCode) -> str:
+        err = class_for_code(row.code)(
+            retryable=row.retryable, model_recoverable=row.model_recoverable
+        )
+        return err.advice
+
+    for name, row in site.CODES.items():
+        out.append(
+            f"| `{name}` | `{row.retry}` | `{row.code}` | {_yes(row.retryable)} | {advice(row)} |"
+        )
+    for word, row in site.RETRY_WORDS.items():
+        out.append(
+            f"| a site's own code | `{word}` | `{row.code}` | {_yes(row.retryable)} | "
+            f"{advice(row)} |"
+        )
+    return "\n".join(out)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "codes": codes_table,
     "status": status_table,
+    "uhp-in": uhp_in_table,
+    "uhp-out": uhp_out_table,
+    "site": site_table,
     **{f"mapping-{name}": functools.partial(mapping, name) for name in NAMES},
 }
 

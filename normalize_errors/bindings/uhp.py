@@ -37,6 +37,7 @@ from .http import public_problem
 
 __all__ = [
     "CODES",
+    "TYPES",
     "VERSION",
     "VERSION_HEADER",
     "UhpCode",
@@ -104,7 +105,7 @@ CODES: Final[dict[str, UhpCode]] = {
 }
 """Every code of UHP's section 3 and the harness error it reads as."""
 
-_TYPES: Final[dict[str, str]] = {
+TYPES: Final[dict[str, str]] = {
     "invalid_request_error": "upstream.invalid_request",
     "authentication_error": "upstream.authentication_failed",
     "permission_error": "upstream.authentication_failed",
@@ -219,8 +220,8 @@ def _read_error(error: dict[str, Any], status: int | None, wait: float | None) -
     retryable: bool | None
     if row is not None:
         code, retryable = row.code, row.retryable
-    elif isinstance(kind, str) and kind in _TYPES:
-        code, retryable = _TYPES[kind], None
+    elif isinstance(kind, str) and kind in TYPES:
+        code, retryable = TYPES[kind], None
         if kind == "server_error":
             retryable = status != 501
     else:
