@@ -56,3 +56,21 @@ async def decorators_are_transparent() -> None:
     assert_type(plain(1), str)
     call: Callable[[int], Coroutine[Any, Any, int]] = later
     assert_type(await call(1), int)
+
+
+def bindings_for_the_wire(err: HarnessError) -> None:
+    """UHP, site errors, public HTTP and OpenTelemetry."""
+    from opentelemetry.trace import INVALID_SPAN
+
+    from normalize_errors.bindings.http import public_problem, to_http
+    from normalize_errors.bindings.otel import log_fields, record_error
+    from normalize_errors.bindings.site import from_site_error
+    from normalize_errors.bindings.uhp import from_envelope, to_envelope
+
+    assert_type(to_envelope(err), tuple[int, dict[str, str], bytes])
+    assert_type(from_envelope(429, {}, b"{}"), HarnessError)
+    assert_type(from_site_error(429, {}, b"{}"), HarnessError)
+    assert_type(to_http(err, public=True), tuple[int, dict[str, str], bytes])
+    assert_type(public_problem(err), dict[str, Any])
+    assert_type(record_error(INVALID_SPAN, err), None)
+    assert_type(log_fields(err), dict[str, Any])
