@@ -59,7 +59,14 @@ def public_problem(err: HarnessError) -> dict[str, Any]:
     entry of ``causes``. The client still learns what happened (``code``, ``title``) and
     what to do (``retryable``, ``retry_after``, ``limit``...).
     """
-    return _public(err.to_dict())
+    return _public(plain(err).to_dict())
+
+
+def plain(err: HarnessError) -> HarnessError:
+    """The plain harness view of ``err``: ``err.problem`` for a drop-in, else ``err`` itself
+    (a drop-in's own ``code``, ``status``... read as the vendor's)."""
+    problem = getattr(err, "problem", err)
+    return problem if isinstance(problem, HarnessError) else err
 
 
 def _public(problem: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +87,7 @@ def to_http(
     body is ``public_problem(err)``: no ``detail``, ``model_feedback``, ``upstream`` or
     unknown members.
     """
+    err = plain(err)
     code = status or err.status or err.http_status
     problem = public_problem(err) if public else err.to_dict()
     problem["status"] = code

@@ -78,6 +78,7 @@ _MAX_DEPTH: Final = 4
 
 
 def _harness(err: BaseException) -> HarnessError:
+    """The plain harness view of ``err`` (``err.problem`` for a drop-in), or ``normalize(err)``."""
     problem = getattr(err, "problem", err)
     if isinstance(problem, HarnessError):
         return problem

@@ -33,7 +33,7 @@ from typing import Any, Final, NamedTuple
 from .._registry import TYPE_URIS
 from .._signals import lower_headers, parse_body, retry_after, short, status_code
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
-from .http import public_problem
+from .http import plain, public_problem
 
 __all__ = [
     "CODES",
@@ -179,6 +179,7 @@ def to_envelope(
     ``uhp-version`` and ``retry-after`` (whole seconds, rounded up) when ``retry_after`` is
     set.
     """
+    err = plain(err)
     code = status or err.status or err.http_status
     location = err.location or {}
     problem = public_problem(err) if public else err.to_dict()
@@ -241,7 +242,7 @@ def _read_error(error: dict[str, Any], status: int | None, wait: float | None) -
             limit = {"name": "upload_bytes", "value": max_bytes, "unit": "bytes"}
     pointer = _pointer(error.get("param"))
     return class_for_code(code)(
-        f"uhp: {message}" if message else f"uhp: {uhp_code or kind or status}",
+        f"uhp: {message or uhp_code or kind or 'no error details'}",
         code=code,
         retryable=retryable,
         retry_after=wait,

@@ -33,6 +33,7 @@ from normalize_errors.bindings.otel import (
     recording,
 )
 from normalize_errors.replay import load, run, shipped
+from tests.support import is_instance
 
 # Planted credentials of several providers (made up; split so no source line shows them whole).
 KEYS = [
@@ -310,3 +311,22 @@ def test_the_filter_leaves_plain_records_alone() -> None:
     stream = io.StringIO()
     logger_to(stream, with_filter=True).info("hello %s", "world")
     assert json.loads(stream.getvalue()) == {"message": "hello world"}
+
+
+def test_a_drop_in_from_wrap_is_recorded_by_its_harness_code(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """What a wrapped client raises (also an openai.AuthenticationError) records as harness."""
+    from normalize_errors import wrap
+
+    drop_in = run(load(shipped() / "openai" / "invalid_api_key_401.yaml"), prepare=wrap).exception
+    assert isinstance(drop_in, HarnessError)
+    assert is_instance(drop_in, openai.AuthenticationError)
+    with tracer.start_as_current_span("chat") as span:
+        record_error(span, drop_in)
+    (done,) = exporter.get_finished_spans()
+    assert done.attributes is not None
+    assert done.attributes["error.type"] == "upstream.authentication_failed"
+    event = dict(done.events[0].attributes or {})
+    assert event["harness_error.advice"] == "credentials"
+    assert event["harness_error.upstream.code"] == "invalid_api_key"

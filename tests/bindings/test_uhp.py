@@ -20,6 +20,7 @@ from normalize_errors import (
 )
 from normalize_errors.bindings import uhp
 from normalize_errors.bindings.uhp import from_envelope, to_envelope, uhp_type
+from tests.support import is_instance
 
 HEADERS = {"Content-Type": "application/json", "UHP-Version": "2026-09-12"}
 
@@ -342,3 +343,22 @@ def test_uhp_to_harness_to_uhp_to_harness_is_stable(name: str, row: tuple[int, s
 def test_type_by_status_class(status: int, kind: str) -> None:
     """UHP section 2."""
     assert uhp_type(status) == kind
+
+
+def test_a_drop_in_from_wrap_is_written_by_its_harness_code() -> None:
+    """What a wrapped client raises goes out as its harness error and reads back so."""
+    import openai
+
+    from normalize_errors import wrap
+    from normalize_errors.replay import load, run, shipped
+
+    drop_in = run(load(shipped() / "openai" / "invalid_api_key_401.yaml"), prepare=wrap).exception
+    assert isinstance(drop_in, HarnessError)
+    assert is_instance(drop_in, openai.AuthenticationError)
+    status, headers, body = to_envelope(drop_in)
+    assert (status, json.loads(body)["error"]["code"]) == (502, "provider_error")
+    back = from_response(status, headers, body)
+    assert (back.code, back.upstream["code"]) == (
+        "upstream.authentication_failed",
+        "invalid_api_key",
+    )
