@@ -68,8 +68,9 @@ def install(app: Any, *, catch_all: bool = False, public: bool | None = None) ->
     ``HarnessError``. ``public`` (default: the value of ``catch_all``) answers in public
     mode, without ``detail``, ``model_feedback`` or ``upstream``.
     """
-    handler = public_error_handler if (catch_all if public is None else public) else None
-    handler = handler or harness_error_handler
+    if public is None:
+        public = catch_all
+    handler = public_error_handler if public else harness_error_handler
     app.add_exception_handler(HarnessError, handler)
     if catch_all:
         app.add_exception_handler(Exception, handler)
