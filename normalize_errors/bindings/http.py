@@ -20,7 +20,7 @@ import json
 import math
 from typing import Any, Final
 
-from .._registry import TYPE_URIS
+from .._registry import TYPE_URIS, code_info
 from .._signals import lower_headers, parse_body, retry_after
 from ..exceptions import HarnessError, ProblemFormatError
 
@@ -56,8 +56,9 @@ def public_problem(err: HarnessError) -> dict[str, Any]:
     prompts, model output, tool data, vendor messages (with organisation and request ids) or
     an internal exception's text, so only ``PUBLIC_MEMBERS`` are kept: ``detail``,
     ``model_feedback``, ``upstream`` and unknown members are left out, here and in every
-    entry of ``causes``. The client still learns what happened (``code``, ``title``) and
-    what to do (``retryable``, ``retry_after``, ``limit``...).
+    entry of ``causes``; ``title`` is the registry's title of the code (a received object's
+    own title is another party's text). The client still learns what happened (``code``,
+    ``title``) and what to do (``retryable``, ``retry_after``, ``limit``...).
     """
     return _public(plain(err).to_dict())
 
@@ -71,6 +72,9 @@ def plain(err: HarnessError) -> HarnessError:
 
 def _public(problem: dict[str, Any]) -> dict[str, Any]:
     out = {key: value for key, value in problem.items() if key in PUBLIC_MEMBERS}
+    code = out.get("code")
+    if isinstance(code, str) and "title" in out:
+        out["title"] = code_info(code).title
     causes = out.get("causes")
     if isinstance(causes, list):
         out["causes"] = [_public(cause) for cause in causes if isinstance(cause, dict)]

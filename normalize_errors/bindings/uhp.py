@@ -30,7 +30,7 @@ import json
 import math
 from typing import Any, Final, NamedTuple
 
-from .._registry import TYPE_URIS
+from .._registry import TYPE_URIS, code_info
 from .._signals import lower_headers, parse_body, retry_after, short, status_code
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 from .http import plain, public_problem
@@ -173,7 +173,8 @@ def to_envelope(
     The status is chosen as ``to_http`` chooses it (``status``, else the error's ``status``
     member, else the draft's section 6.1); ``type`` follows from the status class;
     ``code`` is the UHP code of the harness code (see the README's table; ``harness_error``
-    where UHP has no word); ``message`` is the code's title, which is safe to show a user;
+    where UHP has no word); ``message`` is the registry's title of the code (never text
+    from the error, so it is safe to show a user);
     ``param`` is ``location.pointer`` as a dotted path; ``detail`` is the whole harness
     object (``public_problem(err)`` with ``public=True``). Headers: ``content-type``,
     ``uhp-version`` and ``retry-after`` (whole seconds, rounded up) when ``retry_after`` is
@@ -188,7 +189,7 @@ def to_envelope(
         "error": {
             "type": uhp_type(code),
             "code": _uhp_code(err),
-            "message": f"{err.title}.",
+            "message": f"{code_info(err.code).title}.",
             "param": _param(location.get("pointer")),
             "detail": problem,
         }
@@ -202,7 +203,8 @@ def to_envelope(
 
 def _carried(detail: Any) -> HarnessError | None:
     """The harness error object a UHP ``detail`` carries, if it carries one."""
-    if not isinstance(detail, dict) or detail.get("type") not in TYPE_URIS:
+    kind = detail.get("type") if isinstance(detail, dict) else None
+    if not isinstance(kind, str) or kind not in TYPE_URIS:
         return None
     try:
         return HarnessError.from_dict(detail)

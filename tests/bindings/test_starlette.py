@@ -132,3 +132,12 @@ def test_the_old_path_warns_and_gives_the_same_handler() -> None:
     finally:
         if saved is not None:
             sys.modules[name] = saved
+
+
+def test_public_mode_writes_the_registrys_title() -> None:
+    """A received object's own title is another party's text: the registry's title replaces it."""
+    received = HarnessError.from_dict(
+        {"code": "tool.execution_failed", "title": "Failed at /srv/tools/run.py"}
+    )
+    assert public_problem(received)["title"] == "Tool Execution Failed"
+    assert received.to_dict()["title"] == "Failed at /srv/tools/run.py"

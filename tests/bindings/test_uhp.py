@@ -362,3 +362,14 @@ def test_a_drop_in_from_wrap_is_written_by_its_harness_code() -> None:
         "upstream.authentication_failed",
         "invalid_api_key",
     )
+
+
+def test_the_message_is_the_registrys_title_never_received_text() -> None:
+    """A received object's own title (another party's text) does not become the message."""
+    received = HarnessError.from_dict(
+        {"code": "tool.execution_failed", "title": "Failed at /srv/tools/run.py"}
+    )
+    _, _, body = to_envelope(received)
+    assert json.loads(body)["error"]["message"] == "Tool Execution Failed."
+    private = HarnessError.from_dict({"code": "x-acme.jammed", "title": "internal"})
+    assert json.loads(to_envelope(private)[2])["error"]["message"] == "Agent Harness Error."
