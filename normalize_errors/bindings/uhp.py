@@ -232,7 +232,8 @@ def _read_error(error: dict[str, Any], status: int | None, wait: float | None) -
     upstream: dict[str, Any] = {"provider": "uhp"}
     if status is not None:
         upstream["status"] = status
-    for name in ("type", "code", "message", "param", "detail"):
+    upstream.update(_said(error))
+    for name in ("param", "detail"):
         if error.get(name) is not None:
             upstream[name] = error[name]
     message = _text(error.get("message"))
@@ -277,8 +278,14 @@ def _task(body: dict[str, Any], status: int | None, wait: float | None) -> Harne
     )
 
 
-def _said(error: dict[str, Any]) -> dict[str, Any]:
-    return {name: error[name] for name in ("type", "code", "message") if error.get(name)}
+def _said(error: dict[str, Any]) -> dict[str, str]:
+    """The service's ``type``, ``code`` and ``message`` (strings only: ``upstream.code`` is a
+    string in the draft)."""
+    return {
+        name: error[name]
+        for name in ("type", "code", "message")
+        if isinstance(error.get(name), str) and error[name]
+    }
 
 
 def from_envelope(status: Any, headers: Any, body: Any) -> HarnessError:
