@@ -373,3 +373,22 @@ def test_the_message_is_the_registrys_title_never_received_text() -> None:
     assert json.loads(body)["error"]["message"] == "Tool Execution Failed."
     private = HarnessError.from_dict({"code": "x-acme.jammed", "title": "internal"})
     assert json.loads(to_envelope(private)[2])["error"]["message"] == "Agent Harness Error."
+
+
+def test_a_users_reader_named_uhp_wins_over_the_librarys() -> None:
+    """register_response_reader("uhp", ...) replaces the built-in reader for provider="uhp"."""
+    from normalize_errors import register_response_reader, unregister_response_reader
+
+    def mine(status: Any, headers: Any, body: Any) -> HarnessError:
+        return class_for_code("upstream.overloaded")("mine")
+
+    register_response_reader("uhp", mine)
+    try:
+        assert (
+            from_response(429, {}, envelope("rate_limited", 429), provider="uhp").detail == "mine"
+        )
+    finally:
+        unregister_response_reader("uhp")
+    assert from_response(429, {}, envelope("rate_limited", 429), provider="uhp").detail == (
+        "uhp: It failed: rate_limited."
+    )

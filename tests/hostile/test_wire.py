@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, from_response
 from normalize_errors.bindings.http import public_problem
+from normalize_errors.bindings.otel import attributes
 from normalize_errors.bindings.site import from_site_error
 from normalize_errors.bindings.uhp import from_envelope, to_envelope
 
@@ -54,6 +55,12 @@ def test_from_envelope_answers_anything(status: Any, headers: Any, body: Any) ->
     back = valid(from_response(code, out_headers, out))
     assert back.to_dict() == {**err.to_dict(), "status": code}
     assert KEY not in json.dumps(public_problem(err))
+    fields = attributes(err)  # what record_error and log_fields write
+    for value in fields.values():
+        assert isinstance(value, (str, bool, int, float)) or all(
+            isinstance(item, str) for item in value
+        )
+    assert KEY[8:30] not in json.dumps(fields)
 
 
 @given(STATUSES, HEADERS, SHAPED)
