@@ -245,7 +245,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--wrapped", action="store_true", help="through wrap(client)")
     classify = sub.add_parser("classify", help="one HTTP response -> its problem object")
     classify.add_argument("file", nargs="?", help="a file (default: standard input)")
-    classify.add_argument("--provider", choices=["openai", "anthropic", "google", "http"])
+    classify.add_argument(
+        "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]
+    )
     _COMMANDS.update(codes=_codes, explain=_explain, replay=_replay, classify=_classify)
     return parser
 

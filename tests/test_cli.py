@@ -141,3 +141,21 @@ def test_classify_reads_raw_http_and_json(tmp_path: Path) -> None:
     )
     problem = json.loads(out.stdout)
     assert (problem["code"], problem["retry_after"]) == ("upstream.rate_limited", 7)
+
+
+def test_classify_reads_a_uhp_envelope_by_name_or_header(tmp_path: Path) -> None:
+    """--provider uhp, or the UHP-Version header: quota_exhausted is not retryable."""
+    envelope = (
+        b'{"error":{"type":"rate_limit_error","code":"quota_exhausted",'
+        b'"message":"Budget spent.","param":null,"detail":null}}'
+    )
+    named = tmp_path / "named.http"
+    named.write_bytes(b"HTTP/1.1 429 \r\ncontent-type: application/json\r\n\r\n" + envelope)
+    marked = tmp_path / "marked.http"
+    marked.write_bytes(b"HTTP/1.1 429 \r\nUHP-Version: 2026-09-12\r\n\r\n" + envelope)
+    for args in (("classify", "--provider", "uhp", str(named)), ("classify", str(marked))):
+        status, text = run(*args)
+        assert status == 0
+        problem = json.loads(text)
+        assert (problem["code"], problem["retryable"]) == ("upstream.rate_limited", False)
+        assert problem["upstream"]["provider"] == "uhp"
