@@ -118,7 +118,7 @@ def _providers() -> ModuleType:
 
 def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
     if isinstance(exc, HarnessError):
-        return exc
+        return exc.problem  # a drop-in's harness side; a plain error itself
     inner = _group_members(exc)
     if inner is not None:
         return _group(inner, provider)
@@ -133,7 +133,8 @@ def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
     """Turn any exception into its typed harness error; never raises.
 
-    A ``HarnessError`` is returned as it is. A vendor exception (openai, anthropic,
+    A ``HarnessError`` is returned as it is; a drop-in (raised through ``wrap()``) gives its
+    plain harness error, ``err.problem``. A vendor exception (openai, anthropic,
     google-genai, httpx, httpx2) is read by its provider's adapter, found from the
     exception's module (or named by ``provider``). The standard library's cancellation,
     timeout and connection errors become ``harness.cancelled`` and ``upstream.unavailable``;

@@ -30,8 +30,10 @@ def to_http(err: HarnessError, *, status: int | None = None) -> tuple[int, dict[
     """``(status, headers, body)`` of an HTTP response carrying ``err``.
 
     The status is ``status`` if given, else the error's own ``status`` member, else the
-    draft's recommendation for its code (``err.http_status``).
+    draft's recommendation for its code (``err.http_status``). A drop-in is rendered from
+    its harness view (``err.problem``), never from the vendor's members.
     """
+    err = err.problem
     code = status or err.status or err.http_status
     problem = err.to_dict()
     problem["status"] = code
