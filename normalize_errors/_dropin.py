@@ -22,7 +22,7 @@ import threading
 from typing import Any, Final
 
 from ._redact import redact
-from .exceptions import HarnessError, _pickle_state, _picklable, _restore
+from .exceptions import HarnessError, _picklable, _pickle_state, _restore
 
 __all__ = ["dropin_class", "make_dropin"]
 
@@ -62,9 +62,7 @@ def dropin_class(
     return cls
 
 
-def make_dropin(
-    cls: type[HarnessError], problem: HarnessError, exc: BaseException
-) -> HarnessError:
+def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseException) -> HarnessError:
     """An instance of the drop-in class ``cls``: ``exc``'s state around ``problem``.
 
     ``exc``'s attributes are copied as they are (its string ``args`` redacted); ``problem``
@@ -151,6 +149,15 @@ def _problem(self: HarnessError) -> HarnessError:
     return problem
 
 
+def _from_problem(name: str) -> property:
+    """A member that always reads from the plain harness error."""
+
+    def get(self: HarnessError) -> Any:
+        return getattr(_problem(self), name)
+
+    return property(get)
+
+
 def _vendor_names(vendor_cls: type[BaseException]) -> set[str]:
     """Every name the vendor's classes define or annotate (not those of ``Exception``)."""
     names: set[str] = set()
@@ -177,9 +184,7 @@ def _harness_names(harness_cls: type[HarnessError]) -> set[str]:
     return names - _RESERVED
 
 
-def _namespace(
-    harness_cls: type[HarnessError], vendor_cls: type[BaseException]
-) -> dict[str, Any]:
+def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException]) -> dict[str, Any]:
     vendor = _vendor_names(vendor_cls)
     namespace: dict[str, Any] = {
         "__module__": harness_cls.__module__,
@@ -189,7 +194,7 @@ def _namespace(
         "problem": property(_problem),
     }
     for name in _HARNESS_ONLY:
-        namespace[name] = property(lambda self, name=name: getattr(_problem(self), name))
+        namespace[name] = _from_problem(name)
     for name in _harness_names(harness_cls):
         if name in vendor:  # the vendor's member, as the vendor's class has it
             found = inspect.getattr_static(vendor_cls, name, _MISSING)
@@ -200,31 +205,31 @@ def _namespace(
 
     vendor_str = vendor_cls.__str__
 
-    def __str__(self: HarnessError) -> str:  # noqa: N807 - the drop-in class's method
+    def __str__(self: HarnessError) -> str:
         """The vendor's text, with credentials redacted."""
         try:
             return redact(vendor_str(self))
         except Exception:
             return str(_problem(self))
 
-    def __repr__(self: HarnessError) -> str:  # noqa: N807
+    def __repr__(self: HarnessError) -> str:
         return repr(_problem(self))
 
-    def __eq__(self: HarnessError, other: object) -> bool:  # noqa: N807
+    def __eq__(self: HarnessError, other: object) -> bool:
         if not isinstance(other, HarnessError):
             return NotImplemented
         return _problem(self) == other.problem
 
-    def __hash__(self: HarnessError) -> int:  # noqa: N807
+    def __hash__(self: HarnessError) -> int:
         return hash(_problem(self))
 
-    def __reduce__(self: HarnessError) -> tuple[Any, ...]:  # noqa: N807
+    def __reduce__(self: HarnessError) -> tuple[Any, ...]:
         state = _pickle_state(self)
         if _picklable(self.args):
             state["__args__"] = self.args
         return (_restore, (harness_cls, vendor_cls), state)
 
-    def __setstate__(self: HarnessError, state: dict[str, Any]) -> None:  # noqa: N807
+    def __setstate__(self: HarnessError, state: dict[str, Any]) -> None:
         state = dict(state)
         cause = state.pop("__cause__", None)
         self.args = state.pop("__args__", ())
