@@ -100,21 +100,21 @@ class _HarnessMember:
         value = state.get(self.name, _MISSING)
         if value is not _MISSING:
             return value
-        return getattr(state[_PROBLEM], self.name)
+        return getattr(_problem(obj), self.name)
 
     def __set__(self, obj: Any, value: Any) -> None:
         state = obj.__dict__
         if self.name in state:
             state[self.name] = value
         else:
-            setattr(state[_PROBLEM], self.name, value)
+            setattr(_problem(obj), self.name, value)
 
     def __delete__(self, obj: Any) -> None:
         state = obj.__dict__
         if self.name in state:
             del state[self.name]
         else:
-            delattr(state[_PROBLEM], self.name)
+            delattr(_problem(obj), self.name)
 
 
 class _VendorMember:
@@ -145,7 +145,9 @@ class _VendorMember:
 
 def _problem(self: HarnessError) -> HarnessError:
     """The plain harness error (same members, no vendor class)."""
-    problem: HarnessError = self.__dict__[_PROBLEM]
+    problem: HarnessError | None = self.__dict__.get(_PROBLEM)
+    if problem is None:  # only while an instance is being built or unpickled
+        raise AttributeError("problem")
     return problem
 
 

@@ -313,3 +313,17 @@ def test_setting_a_harness_member_on_a_drop_in_sets_the_plain_error() -> None:
     assert err.to_dict()["retryable"] is True
     err.code = "changed"  # the vendor's member stays the vendor's
     assert err.problem.code == "upstream.rate_limited"
+
+
+def test_http_binding_renders_the_harness_view_of_a_drop_in() -> None:
+    """Gemini's ``status`` is a string on the drop-in; the HTTP binding reads the harness's."""
+    from normalize_errors.bindings.http import to_http
+
+    err = run(
+        load(shipped() / "google" / "rate_limit_free_tier_per_minute_429.yaml"), prepare=wrap
+    ).exception
+    assert isinstance(err, HarnessError)
+    status, headers, body = to_http(err)
+    assert (status, headers, body) == to_http(err.problem)
+    assert status == 429
+    assert json.loads(body)["code"] == "upstream.rate_limited"
