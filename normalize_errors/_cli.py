@@ -136,7 +136,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     for path in paths:
         scenario = load(path)
         outcome = run(scenario, mode=args.mode, prepare=prepare)
-        err = outcome.error
+        err = None if outcome.error is None else outcome.error.problem  # the harness view
         problems = outcome.mismatches()
         failures += bool(problems)
         record: dict[str, Any] = {

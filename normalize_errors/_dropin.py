@@ -3,24 +3,38 @@
 ``dropin_class(UpstreamRateLimitedError, openai.RateLimitError)`` makes (once, then from a
 cache) a class whose instances satisfy both ``except UpstreamRateLimitedError`` and
 ``except openai.RateLimitError``. Its name and module are the harness class's, so
-tracebacks read ``normalize_errors.exceptions.UpstreamRateLimitedError``. Instances pickle
-through ``HarnessError.__reduce__``, which rebuilds the class from the cache on load.
+tracebacks read ``normalize_errors.exceptions.UpstreamRateLimitedError``.
 
-Where the two classes clash, the harness wins: ``code``, ``type`` and ``status`` are the
-harness error's members; the vendor's values stay in ``upstream`` and on ``__cause__``.
+A drop-in is invisible to vendor code. Its instance holds two things: the vendor
+exception's attributes, exactly as the vendor set them, and the plain harness error
+(``err.problem``). Every member the vendor defines (class attributes, properties, annotated
+members, and the instance attributes its ``__init__`` set: ``code``, ``type``, ``status``,
+``message``, ``body``, ``response``, ...) reads as the vendor's; every other harness member
+(``retryable``, ``retry_after``, ``advice``, ``upstream``, ``detail``, ``to_dict()``, ...)
+reads from, and is set on, the plain harness error. ``str()`` is the vendor's text
+(redacted); ``repr()``, ``==``, ``hash()`` and pickling are the harness error's.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
-from typing import Final
+from typing import Any, Final
 
-from .exceptions import HarnessError
+from ._redact import redact
+from .exceptions import HarnessError, _picklable, _pickle_state, _restore
 
-__all__ = ["dropin_class"]
+__all__ = ["dropin_class", "make_dropin"]
 
 _CACHE: Final[dict[tuple[type[HarnessError], type[BaseException]], type[HarnessError]]] = {}
 _LOCK: Final = threading.Lock()
+_PROBLEM: Final = "_ne_problem"
+"""The instance attribute of a drop-in that holds its plain harness error."""
+_HARNESS_ONLY: Final = ("to_dict", "to_json")
+"""Harness methods a drop-in keeps whatever the vendor defines: they give the harness object."""
+_RESERVED: Final = frozenset({"problem", "_dropin_vendor", _PROBLEM, *_HARNESS_ONLY})
+"""Names that are never the vendor's on a drop-in."""
+_MISSING: Final = object()
 
 
 def dropin_class(
@@ -39,15 +53,198 @@ def dropin_class(
     with _LOCK:
         cls = _CACHE.get(key)
         if cls is None:
-            namespace = {
-                "__module__": harness_cls.__module__,
-                "__qualname__": harness_cls.__qualname__,
-                "__doc__": harness_cls.__doc__,
-                "_dropin_vendor": vendor_cls,
-            }
+            namespace = _namespace(harness_cls, vendor_cls)
             try:
                 cls = type(harness_cls.__name__, (harness_cls, vendor_cls), namespace)
             except TypeError:
                 cls = harness_cls
             _CACHE[key] = cls
     return cls
+
+
+def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseException) -> HarnessError:
+    """An instance of the drop-in class ``cls``: ``exc``'s state around ``problem``.
+
+    ``exc``'s attributes are copied as they are (its string ``args`` redacted); ``problem``
+    is the plain harness error, ``err.problem``; ``exc`` becomes ``__cause__``.
+    """
+    err = cls.__new__(cls)
+    state = err.__dict__
+    state.update(vars(exc))
+    state[_PROBLEM] = problem
+    err.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+    err.__cause__ = exc
+    return err
+
+
+# -- the class body of a drop-in -------------------------------------------------------------
+
+
+class _HarnessMember:
+    """A harness member on a drop-in: read from and set on its plain harness error.
+
+    An instance attribute of the same name (set by the vendor's ``__init__``) wins, so a
+    member the vendor sets on some instances only still reads as the vendor's there.
+    """
+
+    __slots__ = ("default", "name")
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name = name
+        self.default = default
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self.default
+        state = obj.__dict__
+        value = state.get(self.name, _MISSING)
+        if value is not _MISSING:
+            return value
+        return getattr(_problem(obj), self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        state = obj.__dict__
+        if self.name in state:
+            state[self.name] = value
+        else:
+            setattr(_problem(obj), self.name, value)
+
+    def __delete__(self, obj: Any) -> None:
+        state = obj.__dict__
+        if self.name in state:
+            del state[self.name]
+        else:
+            delattr(_problem(obj), self.name)
+
+
+class _VendorMember:
+    """A member the vendor only annotates: the instance's value, as on the vendor's class."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+    def __delete__(self, obj: Any) -> None:
+        try:
+            del obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+def _problem(self: HarnessError) -> HarnessError:
+    """The plain harness error (same members, no vendor class)."""
+    problem: HarnessError | None = self.__dict__.get(_PROBLEM)
+    if problem is None:  # only while an instance is being built or unpickled
+        raise AttributeError("problem")
+    return problem
+
+
+def _from_problem(name: str) -> property:
+    """A member that always reads from the plain harness error."""
+
+    def get(self: HarnessError) -> Any:
+        return getattr(_problem(self), name)
+
+    return property(get)
+
+
+def _vendor_names(vendor_cls: type[BaseException]) -> set[str]:
+    """Every name the vendor's classes define or annotate (not those of ``Exception``)."""
+    names: set[str] = set()
+    for klass in vendor_cls.__mro__:
+        if klass.__module__ == "builtins":
+            continue
+        names.update(vars(klass))
+        names.update(inspect.get_annotations(klass))
+    return names
+
+
+_INSTANCE_MEMBERS: list[str] = []
+
+
+def _harness_names(harness_cls: type[HarnessError]) -> set[str]:
+    """The members of ``harness_cls``: its attributes, properties, methods and state."""
+    if not _INSTANCE_MEMBERS:
+        _INSTANCE_MEMBERS.extend(vars(HarnessError("", code="x-dropin.probe")))
+    names = set(_INSTANCE_MEMBERS)
+    for klass in harness_cls.__mro__:
+        names.update(n for n in vars(klass) if not (n.startswith("__") and n.endswith("__")))
+        if klass is HarnessError:
+            break
+    return names - _RESERVED
+
+
+def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException]) -> dict[str, Any]:
+    vendor = _vendor_names(vendor_cls)
+    namespace: dict[str, Any] = {
+        "__module__": harness_cls.__module__,
+        "__qualname__": harness_cls.__qualname__,
+        "__doc__": harness_cls.__doc__,
+        "_dropin_vendor": vendor_cls,
+        "problem": property(_problem),
+    }
+    for name in _HARNESS_ONLY:
+        namespace[name] = _from_problem(name)
+    for name in _harness_names(harness_cls):
+        if name in vendor:  # the vendor's member, as the vendor's class has it
+            found = inspect.getattr_static(vendor_cls, name, _MISSING)
+            namespace[name] = _VendorMember(name) if found is _MISSING else found
+        else:
+            default = inspect.getattr_static(harness_cls, name, None)
+            namespace[name] = _HarnessMember(name, getattr(harness_cls, name, default))
+
+    vendor_str = vendor_cls.__str__
+
+    def __str__(self: HarnessError) -> str:
+        """The vendor's text, with credentials redacted."""
+        try:
+            return redact(vendor_str(self))
+        except Exception:
+            return str(_problem(self))
+
+    def __repr__(self: HarnessError) -> str:
+        return repr(_problem(self))
+
+    def __eq__(self: HarnessError, other: object) -> bool:
+        if not isinstance(other, HarnessError):
+            return NotImplemented
+        return _problem(self) == other.problem
+
+    def __hash__(self: HarnessError) -> int:
+        return hash(_problem(self))
+
+    def __reduce__(self: HarnessError) -> tuple[Any, ...]:
+        state = _pickle_state(self)
+        if _picklable(self.args):
+            state["__args__"] = self.args
+        return (_restore, (harness_cls, vendor_cls), state)
+
+    def __setstate__(self: HarnessError, state: dict[str, Any]) -> None:
+        state = dict(state)
+        cause = state.pop("__cause__", None)
+        self.args = state.pop("__args__", ())
+        self.__dict__.update(state)
+        if cause is not None:
+            self.__cause__ = cause
+
+    namespace.update(
+        __str__=__str__,
+        __repr__=__repr__,
+        __eq__=__eq__,
+        __hash__=__hash__,
+        __reduce__=__reduce__,
+        __setstate__=__setstate__,
+    )
+    return namespace

@@ -131,7 +131,7 @@ def _registered(exc: BaseException) -> HarnessError | None:
 
 def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
     if isinstance(exc, HarnessError):
-        return exc
+        return exc.problem  # a drop-in's harness side; a plain error itself
     err = _registered(exc)
     if err is not None:
         return err
@@ -149,7 +149,8 @@ def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
     """Turn any exception into its typed harness error; never raises.
 
-    A ``HarnessError`` is returned as it is. A vendor exception (openai, anthropic,
+    A ``HarnessError`` is returned as it is; a drop-in (raised through ``wrap()``) gives its
+    plain harness error, ``err.problem``. A vendor exception (openai, anthropic,
     google-genai, httpx, httpx2) is read by its provider's adapter, found from the
     exception's module (or named by ``provider``). The standard library's cancellation,
     timeout and connection errors become ``harness.cancelled`` and ``upstream.unavailable``;

@@ -7,8 +7,11 @@ wrapped too; every method call runs the real method and:
 
 * on an exception, raises its typed harness error, built as a *drop-in*: an instance of
   both the harness class and the vendor class it replaces (``except openai.RateLimitError``
-  and ``except UpstreamRateLimitedError`` both catch it), carrying the vendor exception's
-  attributes, with the vendor exception as ``__cause__``;
+  and ``except UpstreamRateLimitedError`` both catch it). Every member the vendor defines
+  (``code``, ``type``, ``status``, ``message``, ``body``, ...) reads as the vendor's, every
+  other harness member as the harness's, and ``err.problem`` is the plain harness error.
+  ``wrap(client, dropin=False)`` raises the plain harness error instead. Either way the
+  vendor exception is ``__cause__``;
 * on a result, runs ``check()`` (unless turned off) and returns the *same* result object;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at its end, for a failure stop reason; the chunks received before
@@ -27,7 +30,7 @@ from enum import Enum
 from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
-from ._dropin import dropin_class
+from ._dropin import dropin_class, make_dropin
 from .exceptions import HarnessError
 
 __all__ = ["normalized", "typed_error", "wrap"]
@@ -38,45 +41,45 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _SNAPSHOTS: Final = ("current_message_snapshot", "current_completion_snapshot")
 
 
-def typed_error(exc: BaseException, *, provider: str | None = None) -> HarnessError:
+def typed_error(
+    exc: BaseException, *, provider: str | None = None, dropin: bool = True
+) -> HarnessError:
     """The typed error for ``exc``, as a drop-in instance of ``type(exc)`` too when possible.
 
-    The result's ``__cause__`` is ``exc``; it carries ``exc``'s attributes, except that
-    ``code``, ``type`` and ``status`` are the harness error's own (the vendor's are in
-    ``upstream``).
+    The result's ``__cause__`` is ``exc``. On the drop-in, every member ``exc``'s class
+    defines reads as ``exc`` has it (``code``, ``type``, ``status``, ``body``, ...), so vendor
+    code and frameworks see the vendor's exception; the other harness members and
+    ``err.problem`` (the plain harness error) give the harness view. With ``dropin=False``
+    the plain harness error is returned. A ``HarnessError`` is returned as it is.
     """
+    if isinstance(exc, HarnessError):
+        return exc
     err = _facade.normalize(exc, provider=provider)
-    if isinstance(exc, HarnessError) or err is exc:
+    if not dropin or err is exc or not isinstance(exc, Exception):
         return err
-    vendor = type(exc)
-    if vendor.__module__ in ("builtins",) and not isinstance(exc, Exception):
-        return err
-    cls = dropin_class(type(err), vendor)
+    cls = dropin_class(type(err), type(exc))
     if cls is type(err):
         return err
-    typed = cls.__new__(cls)
-    typed.__dict__.update(vars(exc))
-    typed.__dict__.update(vars(err))
-    typed.args = err.args
-    typed.__cause__ = exc
-    return typed
+    return make_dropin(cls, err, exc)
 
 
 class _Options:
     """What a wrapped client was asked to do; shared by every proxy it hands out."""
 
-    __slots__ = ("check", "codes", "max_attempts", "provider")
+    __slots__ = ("check", "codes", "dropin", "max_attempts", "provider")
 
     def __init__(
         self,
         provider: str | None,
         check: bool | Collection[str],
         max_attempts: int | None,
+        dropin: bool = True,
     ) -> None:
         self.provider = provider
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
         self.max_attempts = max_attempts
+        self.dropin = dropin
 
     def child(self, client: Any) -> _Options:
         """The options for a new client (``with_options``): its own ``max_retries``."""
@@ -84,7 +87,10 @@ class _Options:
         if attempts is None or attempts == self.max_attempts:
             return self
         return _Options(
-            self.provider, self.codes if self.codes is not None else self.check, attempts
+            self.provider,
+            self.codes if self.codes is not None else self.check,
+            attempts,
+            self.dropin,
         )
 
 
@@ -143,22 +149,23 @@ def _kind(value: Any, from_call: bool) -> int:
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
     if options.check:
         err = _facade.diagnose(result, provider=options.provider, tools=tools)
-        if err is not None and (options.codes is None or err.code in options.codes):
+        if err is not None and (options.codes is None or err.problem.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
             raise err
     return result
 
 
 def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> HarnessError:
-    err = typed_error(exc, provider=options.provider)
+    err = typed_error(exc, provider=options.provider, dropin=options.dropin)
+    problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if (
-        err.max_attempts is None
+        problem.max_attempts is None
         and options.max_attempts is not None
-        and err.code.startswith("upstream.")
+        and problem.code.startswith("upstream.")
     ):
-        err.max_attempts = options.max_attempts
+        problem.max_attempts = options.max_attempts
     if chunks is not None:
-        err.chunks = chunks
+        problem.chunks = chunks
     return err
 
 
@@ -325,7 +332,7 @@ def _stream_problem(
 
 
 def _selected(err: HarnessError | None, options: _Options) -> HarnessError | None:
-    if err is None or (options.codes is not None and err.code not in options.codes):
+    if err is None or (options.codes is not None and err.problem.code not in options.codes):
         return None
     return err
 
@@ -451,6 +458,7 @@ def wrap(
     *,
     provider: str | None = None,
     check: bool | Collection[str] = True,
+    dropin: bool = True,
 ) -> _T:
     """The same client, raising typed harness errors for every failure.
 
@@ -463,27 +471,33 @@ def wrap(
         check: run ``check()`` on every result and at the end of every stream, raising the
             typed error of a failure stop reason (``True``, the default); ``False`` returns
             results untouched; a collection of codes raises only those codes.
+        dropin: raise drop-ins (the default): errors that are also the vendor's exception,
+            whose vendor members (``code``, ``type``, ``status``, ...) keep the vendor's
+            meaning while ``err.problem`` and the other harness members give the harness
+            view. ``False`` raises the plain harness errors, with the vendor exception as
+            ``__cause__``, for code that wants no vendor semantics at all.
 
     Returns:
         A proxy with the same interface that type checkers see as the client's own type;
         ``isinstance`` checks against the client's class hold.
     """
-    options = _Options(provider, check, _max_attempts(client))
+    options = _Options(provider, check, _max_attempts(client), dropin)
     return cast("_T", _Proxy(client, options))
 
 
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
-    def __init__(self, provider: str | None) -> None:
+    def __init__(self, provider: str | None, dropin: bool) -> None:
         self.provider = provider
+        self.dropin = dropin
 
     def __enter__(self) -> _Normalizer:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
-            raise typed_error(exc, provider=self.provider) from exc
+            raise typed_error(exc, provider=self.provider, dropin=self.dropin) from exc
 
     async def __aenter__(self) -> _Normalizer:
         return self
@@ -492,7 +506,7 @@ class _Normalizer:
         self.__exit__(exc_type, exc, tb)
 
     def __call__(self, func: _F) -> _F:
-        provider = self.provider
+        provider, dropin = self.provider, self.dropin
         if inspect.iscoroutinefunction(func):
 
             @functools.wraps(func)
@@ -502,7 +516,7 @@ class _Normalizer:
                 except HarnessError:
                     raise
                 except Exception as exc:
-                    raise typed_error(exc, provider=provider) from exc
+                    raise typed_error(exc, provider=provider, dropin=dropin) from exc
 
             return cast("_F", arun)
 
@@ -513,26 +527,31 @@ class _Normalizer:
             except HarnessError:
                 raise
             except Exception as exc:
-                raise typed_error(exc, provider=provider) from exc
+                raise typed_error(exc, provider=provider, dropin=dropin) from exc
 
         return cast("_F", run)
 
 
 @overload
-def normalized(func: _F, *, provider: str | None = None) -> _F: ...
+def normalized(func: _F, *, provider: str | None = None, dropin: bool = True) -> _F: ...
 
 
 @overload
-def normalized(func: None = None, *, provider: str | None = None) -> _Normalizer: ...
+def normalized(
+    func: None = None, *, provider: str | None = None, dropin: bool = True
+) -> _Normalizer: ...
 
 
-def normalized(func: _F | None = None, *, provider: str | None = None) -> _F | _Normalizer:
+def normalized(
+    func: _F | None = None, *, provider: str | None = None, dropin: bool = True
+) -> _F | _Normalizer:
     """Turn exceptions into typed harness errors, as a context manager or a decorator.
 
     ``with normalized(): ...``, ``async with normalized(): ...``, ``@normalized`` and
     ``@normalized(provider="openai")`` on plain and ``async`` functions. Errors are
-    drop-in instances (see ``typed_error``); cancellation and ``KeyboardInterrupt`` pass
-    through untouched, and a ``HarnessError`` is re-raised as it is.
+    drop-in instances (see ``typed_error``), or plain harness errors with ``dropin=False``;
+    cancellation and ``KeyboardInterrupt`` pass through untouched, and a ``HarnessError`` is
+    re-raised as it is.
     """
-    normalizer = _Normalizer(provider)
+    normalizer = _Normalizer(provider, dropin)
     return normalizer if func is None else normalizer(func)

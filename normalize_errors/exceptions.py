@@ -387,6 +387,16 @@ class HarnessError(Exception):
     # -- derived ---------------------------------------------------------------------------
 
     @property
+    def problem(self) -> HarnessError:
+        """The plain harness error: this error itself, or the harness side of a drop-in.
+
+        On a drop-in raised through ``wrap()`` (an instance of the vendor's class too), the
+        vendor's members keep the vendor's meaning (``err.code`` is the vendor's code);
+        ``err.problem.code`` is the harness code on every error.
+        """
+        return self
+
+    @property
     def category(self) -> str:
         """The part of the code before the dot, such as ``upstream``."""
         return self.code.partition(".")[0]
@@ -541,6 +551,7 @@ class HarnessError(Exception):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HarnessError):
             return NotImplemented
+        other = other.problem
         return self.to_dict() == other.to_dict() and self.untrusted == other.untrusted
 
     def __hash__(self) -> int:

@@ -62,7 +62,7 @@ def ask(client: Any, case: str, serial: int) -> tuple[str, str, HarnessError]:
 
 def check(case: str, request_id: str, err: HarnessError) -> None:
     """The error is this caller's own: its code, its request id, its vendor class."""
-    assert err.code == EXPECTED[case], (case, err.code)
+    assert err.problem.code == EXPECTED[case], (case, err.problem.code)
     assert err.upstream["request_id"] == request_id
     vendor: type = openai.APIStatusError
     assert isinstance(err, vendor)

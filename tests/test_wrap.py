@@ -47,7 +47,7 @@ def test_cassettes_through_a_wrapped_client(path: Path, mode: str) -> None:
         assert wrapped.error.code == scenario.expect["code"]
         return
     assert isinstance(err, HarnessError), f"expected a typed error, got {err!r}"
-    assert err.code == scenario.expect["code"]
+    assert err.problem.code == scenario.expect["code"]
     if wrapped.error is not None and wrapped.error is not err:
         assert err.to_dict() == wrapped.error.to_dict()
     if plain.exception is not None:

@@ -60,14 +60,7 @@ def public_problem(err: HarnessError) -> dict[str, Any]:
     own title is another party's text). The client still learns what happened (``code``,
     ``title``) and what to do (``retryable``, ``retry_after``, ``limit``...).
     """
-    return _public(plain(err).to_dict())
-
-
-def plain(err: HarnessError) -> HarnessError:
-    """The plain harness view of ``err``: ``err.problem`` for a drop-in, else ``err`` itself
-    (a drop-in's own ``code``, ``status``... read as the vendor's)."""
-    problem = getattr(err, "problem", err)
-    return problem if isinstance(problem, HarnessError) else err
+    return _public(err.problem.to_dict())
 
 
 def _public(problem: dict[str, Any]) -> dict[str, Any]:
@@ -89,9 +82,9 @@ def to_http(
     The status is ``status`` if given, else the error's own ``status`` member, else the
     draft's recommendation for its code (``err.http_status``). With ``public=True`` the
     body is ``public_problem(err)``: no ``detail``, ``model_feedback``, ``upstream`` or
-    unknown members.
+    unknown members. A drop-in is rendered from its harness view (``err.problem``).
     """
-    err = plain(err)
+    err = err.problem
     code = status or err.status or err.http_status
     problem = public_problem(err) if public else err.to_dict()
     problem["status"] = code

@@ -33,7 +33,7 @@ from typing import Any, Final, NamedTuple
 from .._registry import TYPE_URIS, code_info
 from .._signals import lower_headers, parse_body, retry_after, short, status_code
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
-from .http import plain, public_problem
+from .http import public_problem
 
 __all__ = [
     "CODES",
@@ -180,7 +180,7 @@ def to_envelope(
     ``uhp-version`` and ``retry-after`` (whole seconds, rounded up) when ``retry_after`` is
     set.
     """
-    err = plain(err)
+    err = err.problem
     code = status or err.status or err.http_status
     location = err.location or {}
     problem = public_problem(err) if public else err.to_dict()

@@ -26,6 +26,7 @@ def wrapped_clients_keep_their_type() -> None:
     """wrap(client: T) -> T."""
     assert_type(wrap(openai.OpenAI(api_key="x")), openai.OpenAI)
     assert_type(wrap(anthropic.AsyncAnthropic(api_key="x")), anthropic.AsyncAnthropic)
+    assert_type(wrap(openai.OpenAI(api_key="x"), dropin=False), openai.OpenAI)
 
 
 def entry_points() -> None:
@@ -37,6 +38,8 @@ def entry_points() -> None:
     assert_type(check(result), dict[str, list[object]])
     assert_type(CODES["upstream.rate_limited"].retryable, bool)
     assert_type(UpstreamRateLimitedError().retry_after, float | None)
+    assert_type(UpstreamRateLimitedError().problem, HarnessError)
+    assert_type(UpstreamRateLimitedError().problem.code, str)
 
 
 @normalized
@@ -51,9 +54,16 @@ async def later(x: int) -> int:
     return x
 
 
+@normalized(dropin=False)
+def undropped(x: int) -> bytes:
+    """And one that raises plain harness errors."""
+    return bytes(x)
+
+
 async def decorators_are_transparent() -> None:
     """The decorated functions' types are unchanged."""
     assert_type(plain(1), str)
+    assert_type(undropped(1), bytes)
     call: Callable[[int], Coroutine[Any, Any, int]] = later
     assert_type(await call(1), int)
 

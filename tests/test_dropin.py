@@ -1,0 +1,329 @@
+"""Drop-ins are invisible to vendor code: the vendor's members keep the vendor's meaning.
+
+For every failure of the shipped cassettes (replayed through the real clients) and for every
+exception class the SDKs export, the drop-in is compared with the raw vendor exception of the
+same response: every member the vendor defines must read the same (``code``, ``type``,
+``status``, ``message``, ``body``, ``response``, ...). The harness view (``err.problem``,
+the other harness members, ``to_dict()``) is compared with the plain harness error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from normalize_errors import (
+    HarnessError,
+    UpstreamInvalidRequestError,
+    UpstreamRateLimitedError,
+    normalize,
+    normalized,
+    redact,
+    wrap,
+)
+from normalize_errors._dropin import dropin_class
+from normalize_errors._wrap import typed_error
+from normalize_errors.providers._calls import http_library
+from normalize_errors.replay import cassette_paths, load, run, shipped
+
+from .support import is_instance, recorded
+
+MISSING = object()
+HARNESS_ONLY = ("problem", "to_dict", "to_json")
+"""What a drop-in keeps for the harness whatever the vendor defines."""
+
+
+def vendor_members(vendor: type[BaseException], raw: BaseException | None) -> set[str]:
+    """The public members the vendor defines: its classes' names and annotations (not those
+    of the built-in exceptions), and the attributes its ``__init__`` set on ``raw``."""
+    names: set[str] = set()
+    for klass in vendor.__mro__:
+        if klass.__module__ != "builtins":
+            names.update(vars(klass))
+            names.update(inspect.get_annotations(klass))
+    if raw is not None:
+        names.update(vars(raw))
+    return {n for n in names if not n.startswith("_")} - set(HARNESS_ONLY)
+
+
+def harness_members() -> set[str]:
+    """The public members of a harness error (attributes, properties, methods)."""
+    probe = UpstreamRateLimitedError("probe")
+    names = {n for n in dir(probe) if not n.startswith("_")}
+    return names - set(dir(Exception))
+
+
+HARNESS = harness_members()
+
+
+def read(obj: object, name: str) -> Any:
+    """``obj.name`` as a program sees it, or ``MISSING``; a method reads as its function."""
+    try:
+        value = getattr(obj, name)
+    except Exception as exc:  # a vendor property may raise: compare what it raises
+        return ("raises", type(exc))
+    if inspect.ismethod(value):
+        return value.__func__
+    return value
+
+
+def assert_vendor_view(err: HarnessError, raw: BaseException) -> list[str]:
+    """Every member the vendor defines reads on ``err`` as on ``raw``; returns the clashes."""
+    vendor = type(raw)
+    assert isinstance(err, vendor)
+    assert err.__cause__ is raw
+    members = vendor_members(vendor, raw)
+    for name in sorted(members):
+        assert read(err, name) == read(raw, name), name
+    assert str(err) == redact(str(raw))
+    assert err.args == tuple(redact(a) if isinstance(a, str) else a for a in raw.args)
+    return sorted(members & HARNESS)
+
+
+def assert_harness_view(err: HarnessError, raw: BaseException) -> None:
+    """``err.problem`` is the plain harness error of ``raw``; other members read from it."""
+    plain = normalize(raw)
+    problem = err.problem
+    assert not isinstance(problem, type(raw))
+    assert type(problem) is type(plain)
+    assert problem.problem is problem
+    assert normalize(err) is problem
+    ours, theirs = problem.to_dict(), plain.to_dict()
+    ours.pop("max_attempts", None)  # wrap() knows the client's retries; normalize() does not
+    theirs.pop("max_attempts", None)
+    assert ours == theirs
+    assert err.to_dict() == problem.to_dict()
+    assert err.to_json() == problem.to_json()
+    assert repr(err) == repr(problem)
+    assert err == problem
+    assert hash(err) == hash(problem)
+    clashing = vendor_members(type(raw), raw)
+    for name in sorted(HARNESS - clashing - set(HARNESS_ONLY)):
+        assert read(err, name) == read(problem, name), name
+
+
+def assert_pickles(err: HarnessError) -> None:
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is type(err)
+    assert clone == err
+    assert clone.problem.to_dict() == err.problem.to_dict()
+    assert str(clone) == str(err)
+    for name in ("code", "type", "status", "status_code", "message", "param", "request_id"):
+        value = getattr(err, name, MISSING)
+        if isinstance(value, (str, int)) or value is None:
+            assert getattr(clone, name, MISSING) == value, name
+
+
+# -- every failure of the shipped cassettes, through the real clients --------------------------
+
+RAISING = [p for p in cassette_paths() if load(p).provider != "http" or "_200" not in p.stem]
+
+
+@pytest.mark.parametrize("path", RAISING, ids=[f"{p.parent.name}/{p.stem}" for p in RAISING])
+def test_cassette_drop_ins_read_as_the_vendor_exception(path: Path) -> None:
+    """The drop-in of each recorded failure against the raw vendor exception of it."""
+    scenario = load(path)
+    raw = run(scenario).exception
+    if raw is None:  # a stop reason or a 2xx body: no vendor exception to stand in for
+        return
+    err = run(scenario, prepare=wrap).exception
+    assert isinstance(err, HarnessError), err
+    assert isinstance(err.__cause__, type(raw))
+    raw = err.__cause__  # the same response, as the vendor raised it inside wrap()
+    clashes = assert_vendor_view(err, raw)
+    assert_harness_view(err, raw)
+    assert_pickles(err)
+    assert err.problem.code == scenario.expect["code"]
+    if scenario.provider in ("openai", "google") and hasattr(raw, "code"):
+        assert "code" in clashes  # the case the issue is about: the vendor's code, not ours
+        assert err.code == raw.code
+
+
+def test_the_issues_example() -> None:
+    """``e.code == "insufficient_quota"`` matches again; ``err.problem.code`` is the harness's."""
+    import openai
+
+    err = run(load(shipped() / "openai" / "insufficient_quota_429.yaml"), prepare=wrap).exception
+    assert is_instance(err, openai.RateLimitError)
+    assert isinstance(err, UpstreamRateLimitedError)
+    vendor_view: Any = err  # type checkers know only the harness side of a drop-in
+    assert vendor_view.code == "insufficient_quota"
+    assert vendor_view.type == "insufficient_quota"
+    assert err.problem.code == "upstream.rate_limited"
+    assert err.retryable is False
+    assert err.advice == "human"
+    assert err.to_dict()["code"] == "upstream.rate_limited"
+
+
+def test_genai_code_and_status_are_googles() -> None:
+    from google.genai import errors
+
+    err = run(
+        load(shipped() / "google" / "rate_limit_free_tier_per_minute_429.yaml"), prepare=wrap
+    ).exception
+    assert is_instance(err, errors.ClientError)
+    assert isinstance(err, HarnessError)
+    vendor_view: Any = err  # type checkers know only the harness side of a drop-in
+    assert (vendor_view.code, vendor_view.status) == (429, "RESOURCE_EXHAUSTED")
+    assert err.problem.code == "upstream.rate_limited"
+    assert err.problem.status in (None, 429)
+
+
+# -- every exception class each SDK exports ----------------------------------------------------
+
+
+def exported(module_name: str) -> list[type[BaseException]]:
+    import importlib
+
+    module = importlib.import_module(module_name)
+    found: list[type[BaseException]] = []
+    for name in sorted(dir(module)):
+        value = getattr(module, name)
+        if not name.startswith("_") and isinstance(value, type) and issubclass(value, Exception):
+            found.append(value)
+    return found
+
+
+SDKS = {"openai": "openai", "anthropic": "anthropic", "google": "google.genai.errors"}
+SDKS.update({name: name for name in ("httpx", "httpx2")})
+CLASSES = [(sdk, cls) for sdk, module in SDKS.items() for cls in exported(module)]
+
+
+def response_of(sdk: str) -> tuple[Any, Any, Any]:
+    """A real recorded error response (request, response, parsed body) for ``sdk``'s classes."""
+    library = http_library("openai") if sdk == "openai" else None
+    if sdk == "anthropic":
+        library = http_library("anthropic")
+    if sdk in ("httpx", "httpx2"):
+        import importlib
+
+        library = importlib.import_module(sdk)
+    cassette = {
+        "openai": ("openai", "insufficient_quota_429"),
+        "anthropic": ("anthropic", "rate_limit_429"),
+        "google": ("google", "rate_limit_free_tier_per_minute_429"),
+    }.get(sdk, ("openai", "insufficient_quota_429"))
+    status, headers, body = recorded(*cassette)
+    if library is None:  # google-genai builds its errors from the parsed body
+        return None, None, json.loads(body)
+    request = library.Request("POST", "https://api.example.test/v1/call")
+    response = library.Response(status, headers=headers, content=body, request=request)
+    return request, response, json.loads(body)
+
+
+def completion() -> Any:
+    """The chat completion of the shipped ``finish_length_200`` cassette, as the SDK parsed it."""
+    result = run(load(shipped() / "openai" / "finish_length_200.yaml")).result
+    assert result is not None
+    return result
+
+
+def build(cls: type[BaseException], sdk: str) -> BaseException | None:
+    """An instance of ``cls`` made from the recorded response, as the SDK makes them."""
+    request, response, body = response_of(sdk)
+    message = "Error code: 429 - recorded"
+    make: Any = cls  # each SDK's classes take their own arguments
+    attempts: list[Callable[[], BaseException]] = [
+        lambda: make(message, response=response, body=body),
+        lambda: make(response=response, body=body),
+        lambda: make(message, request, body=body),
+        lambda: make(429, body, response),
+        lambda: make(message, request=request, response=response),
+        lambda: make(request=request),
+        lambda: make(message, request=request),
+        lambda: make(request),
+        lambda: make(message, unsent_messages=[]),
+        lambda: make(completion=completion()),
+        lambda: make(message),
+        make,
+    ]
+    for attempt in attempts:
+        try:
+            return attempt()
+        except Exception:
+            continue
+    return None
+
+
+@pytest.mark.parametrize(
+    ("sdk", "vendor"), CLASSES, ids=[f"{sdk}.{cls.__name__}" for sdk, cls in CLASSES]
+)
+def test_every_exported_class_reads_as_the_vendors(sdk: str, vendor: type[BaseException]) -> None:
+    """The drop-in class resolves each clashing member to the vendor's, and an instance made
+    from a recorded response reads like the raw vendor exception."""
+    cls = dropin_class(UpstreamInvalidRequestError, vendor)
+    assert issubclass(cls, vendor)
+    assert issubclass(cls, UpstreamInvalidRequestError)
+    for name in vendor_members(vendor, None) & HARNESS:
+        found = inspect.getattr_static(cls, name)
+        ours = inspect.getattr_static(vendor, name, MISSING)
+        assert found is ours or (ours is MISSING and type(found).__name__ == "_VendorMember"), name
+    raw = build(vendor, sdk)
+    assert raw is not None, f"no way to make a {vendor.__name__} from a recorded response"
+    err = typed_error(raw)
+    assert isinstance(err, vendor)
+    assert isinstance(err, HarnessError)
+    assert_vendor_view(err, raw)
+    assert_harness_view(err, raw)
+    assert_pickles(err)
+
+
+# -- dropin=False ------------------------------------------------------------------------------
+
+
+def test_dropin_false_raises_plain_harness_errors() -> None:
+    import openai
+
+    scenario = load(shipped() / "openai" / "insufficient_quota_429.yaml")
+    err = run(scenario, prepare=lambda client: wrap(client, dropin=False)).exception
+    assert type(err) is UpstreamRateLimitedError
+    assert not is_instance(err, openai.APIError)
+    assert err.code == "upstream.rate_limited"
+    assert isinstance(err.__cause__, openai.RateLimitError)
+    assert err.problem is err
+    assert err.max_attempts == 1  # the wrapped client's own retries still count
+
+
+def test_normalized_dropin_false() -> None:
+    import openai
+
+    raw = run(load(shipped() / "openai" / "insufficient_quota_429.yaml")).exception
+    assert raw is not None
+    with pytest.raises(HarnessError) as info, normalized(dropin=False):
+        raise raw
+    assert type(info.value) is UpstreamRateLimitedError
+    assert info.value.__cause__ is raw
+    with pytest.raises(openai.RateLimitError) as dropped, normalized():
+        raise raw
+    assert dropped.value.code == "insufficient_quota"
+    assert normalize(dropped.value).code == "upstream.rate_limited"
+
+
+def test_setting_a_harness_member_on_a_drop_in_sets_the_plain_error() -> None:
+    err = run(load(shipped() / "openai" / "insufficient_quota_429.yaml"), prepare=wrap).exception
+    assert isinstance(err, HarnessError)
+    err.retryable = True
+    assert err.problem.retryable is True
+    assert err.to_dict()["retryable"] is True
+    err.code = "changed"  # the vendor's member stays the vendor's
+    assert err.problem.code == "upstream.rate_limited"
+
+
+def test_http_binding_renders_the_harness_view_of_a_drop_in() -> None:
+    """Gemini's ``status`` is a string on the drop-in; the HTTP binding reads the harness's."""
+    from normalize_errors.bindings.http import to_http
+
+    err = run(
+        load(shipped() / "google" / "rate_limit_free_tier_per_minute_429.yaml"), prepare=wrap
+    ).exception
+    assert isinstance(err, HarnessError)
+    status, headers, body = to_http(err)
+    assert (status, headers, body) == to_http(err.problem)
+    assert status == 429
+    assert json.loads(body)["code"] == "upstream.rate_limited"
