@@ -31,6 +31,13 @@ Client side (section 7.3):
   transport) with ``provider`` ``mcp``: the JSON-RPC code and message go to ``upstream``
   and Table 5 decides the code (see ``normalize_errors.bindings.jsonrpc``).
 
+HTTP 401 and 403 (Table 5): the SDK's Streamable HTTP client reports them as ``-32603``
+"Server returned an error response", so the status is lost. Pass
+``httpx2.AsyncClient(event_hooks={"response": [raise_for_auth]})`` as its ``http_client``:
+the 401 or 403 then surfaces as ``httpx2.HTTPStatusError`` (inside the SDK's exception
+groups), which ``normalize`` reads as ``upstream.authentication_failed`` with the status in
+``upstream`` (provider ``http``, the transport that answered).
+
 Sampling (section 7.4): ``sampling_error(err)`` is the ``ErrorData`` a client's
 ``sampling_callback`` returns when its harness fails; ``sampling_declined()`` is the one for
 a user who declines (``policy.approval_denied``, JSON-RPC code ``-1`` as in the MCP
@@ -66,6 +73,7 @@ __all__ = [
     "from_tool_result",
     "install",
     "is_tool_error",
+    "raise_for_auth",
     "read",
     "reply",
     "sampling_declined",
@@ -327,6 +335,13 @@ def read(exc: BaseException) -> HarnessError | None:
             f"mcp: {type(exc).__name__}: {exc}", upstream={"provider": "mcp"}
         )
     return None
+
+
+async def raise_for_auth(response: Any) -> None:
+    """An ``httpx2`` response hook that raises on HTTP 401 and 403 (see the module doc)."""
+    if response.status_code in (401, 403):
+        await response.aread()
+        response.raise_for_status()
 
 
 # -- sampling ------------------------------------------------------------------------------
