@@ -9,8 +9,8 @@ Remote agent side:
   (section 8.2): the state of Table 6 (``harness.cancelled`` -> canceled; refusals,
   guardrails and content filters -> rejected; every other code -> failed) and a status
   message with a text part (``detail``, else the title) and a data part holding the
-  harness error object. ``to_message(err)`` is that message alone, for
-  ``TaskUpdater.failed(message)`` and friends.
+  harness error object. ``to_message(err)`` is that message alone, and
+  ``await finish(updater, err)`` ends a task through the SDK's ``TaskUpdater`` that way.
 * ``to_a2a_error(err)`` is the A2A protocol error to raise (section 8.3), an
   ``InternalError`` unless you pass another class, with the object in ``data`` (the SDK's
   JSON-RPC server sends it as ``google.rpc.ErrorInfo.metadata``; its gRPC server drops it).
@@ -49,6 +49,7 @@ from ..exceptions import HarnessError, class_for_code
 from .jsonrpc import adopt, find_problem, from_jsonrpc
 
 if TYPE_CHECKING:
+    from a2a.server.tasks import TaskUpdater
     from a2a.types import AgentExtension, Message, TaskStatus
     from a2a.utils.errors import A2AError
 
@@ -56,6 +57,7 @@ __all__ = [
     "EXTENSION_URI",
     "REJECTED_CODES",
     "agent_extension",
+    "finish",
     "from_task",
     "read",
     "task_state",
@@ -97,8 +99,13 @@ def _problem(err: HarnessError) -> dict[str, Any]:
     return problem
 
 
-def to_message(err: HarnessError, *, task_id: str = "", context_id: str = "") -> Message:
-    """The status message for ``err``: a text part with ``detail``, a data part with the object."""
+def to_message(
+    err: HarnessError, *, text: str | None = None, task_id: str = "", context_id: str = ""
+) -> Message:
+    """The status message for ``err``: a text part, a data part with the object.
+
+    The text part is ``text`` if given, else ``detail``, else the title.
+    """
     import uuid
 
     from a2a.helpers.proto_helpers import new_data_part, new_text_part
@@ -107,20 +114,35 @@ def to_message(err: HarnessError, *, task_id: str = "", context_id: str = "") ->
     return Message(
         message_id=str(uuid.uuid4()),
         role=Role.ROLE_AGENT,
-        parts=[new_text_part(err.detail or err.title), new_data_part(_problem(err))],
+        parts=[new_text_part(text or err.detail or err.title), new_data_part(_problem(err))],
         task_id=task_id,
         context_id=context_id,
     )
 
 
-def to_task_status(err: HarnessError, *, task_id: str = "", context_id: str = "") -> TaskStatus:
-    """The ``TaskStatus`` of a task that ends because of ``err`` (Table 6)."""
+def to_task_status(
+    err: HarnessError, *, text: str | None = None, task_id: str = "", context_id: str = ""
+) -> TaskStatus:
+    """The ``TaskStatus`` of a task that ends because of ``err`` (Table 6); see ``to_message``."""
     from a2a.types import TaskState, TaskStatus
 
     state = TaskState.Value("TASK_STATE_" + task_state(err).upper())
     return TaskStatus(
-        state=state, message=to_message(err, task_id=task_id, context_id=context_id)
+        state=state,
+        message=to_message(err, text=text, task_id=task_id, context_id=context_id),
     )
+
+
+async def finish(updater: TaskUpdater, err: HarnessError, *, text: str | None = None) -> None:
+    """End a task through the SDK's ``TaskUpdater`` in the state of Table 6, with the message."""
+    message = to_message(err, text=text, task_id=updater.task_id, context_id=updater.context_id)
+    state = task_state(err)
+    if state == "canceled":
+        await updater.cancel(message)
+    elif state == "rejected":
+        await updater.reject(message)
+    else:
+        await updater.failed(message)
 
 
 def to_a2a_error(err: HarnessError, error_class: type[A2AError] | None = None) -> A2AError:
@@ -245,7 +267,7 @@ def _protocol_code(exc: BaseException) -> int | None:
     except ImportError:  # pragma: no cover - the exception came from the SDK
         return None
     for klass in type(exc).__mro__:
-        code = JSON_RPC_ERROR_CODE_MAP.get(klass)  # type: ignore[call-overload]
+        code = JSON_RPC_ERROR_CODE_MAP.get(klass)
         if code is not None:
             return int(code)
     return None

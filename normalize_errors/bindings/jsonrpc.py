@@ -107,8 +107,7 @@ _TABLES: Final[dict[str | None, tuple[dict[int, str], str]]] = {
 }
 
 _UNKNOWN_TOOL: Final = re.compile(
-    r"unknown tool|tool\b.{0,200}\bnot found|no such tool|tool not found|tool\b.{0,200}\bdoes not exist",
-    re.IGNORECASE,
+    r"unknown tool|no such tool|tool\b.{0,200}\b(?:not found|does not exist)", re.IGNORECASE
 )
 """Messages of -32602 that mean the tool name is not offered (the MCP SDKs' wordings)."""
 

@@ -36,7 +36,9 @@ def test_to_jsonrpc_puts_the_object_in_data(code: str) -> None:
     assert error["data"]["type"] == IANA_TYPE
     assert "status" not in error["data"]
     assert error["message"] == "It failed."
-    expected = -32602 if code in ("output.unknown_tool", "output.invalid_tool_arguments") else -32603
+    expected = (
+        -32602 if code in ("output.unknown_tool", "output.invalid_tool_arguments") else -32603
+    )
     assert error["code"] == expected
 
 
@@ -204,7 +206,8 @@ def test_integral_floats_read_back_as_integers() -> None:
     err = find_problem(obj)
     assert err is not None
     out = err.to_dict()
-    assert out["attempts"] == 3 and isinstance(out["attempts"], int)
+    assert out["attempts"] == 3
+    assert isinstance(out["attempts"], int)
     assert out["limit"] == {"name": "turns", "value": 50, "observed": 50}
     assert all(isinstance(v, int) for v in (out["limit"]["value"], out["limit"]["observed"]))
     assert integral({"a": (1.0, 2.5, True)}) == {"a": [1, 2.5, True]}

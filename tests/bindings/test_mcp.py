@@ -153,7 +153,9 @@ def test_the_text_item_is_feedback_else_detail_and_nothing_else() -> None:
     """The model sees model_feedback, else detail, else the title; never upstream text."""
     secret_body = "internal trace: db=prod-7 user=alice"
     with_feedback = ToolTimeoutError(
-        "Timed out after 30 s.", model_feedback="Try a shorter range.", upstream={"body": secret_body}
+        "Timed out after 30 s.",
+        model_feedback="Try a shorter range.",
+        upstream={"body": secret_body},
     )
     texts = [
         to_tool_result(with_feedback).content,
@@ -327,6 +329,10 @@ async def test_request_timeout_is_tool_timeout(mode: str) -> None:
     assert err.upstream["message"] == caught.value.message
 
 
+SAMPLING_DEPRECATED = "ignore:The sampling capability is deprecated:UserWarning"
+
+
+@pytest.mark.filterwarnings(SAMPLING_DEPRECATED)
 async def test_sampling_declined_is_approval_denied_on_both_sides() -> None:
     """7.4: the client declines; the server's tool and the client both see approval_denied."""
     seen.clear()
@@ -334,10 +340,9 @@ async def test_sampling_declined_is_approval_denied_on_both_sides() -> None:
     async def decline(context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
         return sampling_declined()
 
-    with pytest.warns(UserWarning, match="sampling capability is deprecated"):
-        async with Client(make_server(), mode="legacy", sampling_callback=decline) as client:
-            with pytest.raises(MCPError) as caught:
-                await client.call_tool("summarize", {})
+    async with Client(make_server(), mode="legacy", sampling_callback=decline) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("summarize", {})
     assert caught.value.code == SAMPLING_DECLINED
     for err in [*seen, normalize(caught.value)]:
         assert valid(err).code == "policy.approval_denied"
@@ -345,13 +350,13 @@ async def test_sampling_declined_is_approval_denied_on_both_sides() -> None:
     assert len(seen) == 1
 
 
+@pytest.mark.filterwarnings(SAMPLING_DEPRECATED)
 async def test_sampling_without_a_back_channel_is_harness_internal_error() -> None:
     """On a 2026-07-28 connection the SDK refuses sampling with -32600: Table 5 says internal."""
     seen.clear()
-    with pytest.warns(UserWarning, match="sampling capability is deprecated"):
-        async with Client(make_server()) as client:
-            with pytest.raises(MCPError):
-                await client.call_tool("summarize", {})
+    async with Client(make_server()) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("summarize", {})
     assert [e.code for e in seen] == ["harness.internal_error"]
     assert seen[0].upstream["code"] == "-32600"
 
@@ -380,7 +385,9 @@ def deny_app(status: int) -> Starlette:
 async def test_http_401_403_with_the_auth_hook(status: int) -> None:
     """Streamable HTTP: with raise_for_auth the status survives as authentication_failed."""
     hooks = {"response": [raise_for_auth]}
-    http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=deny_app(status)), event_hooks=hooks)
+    http = httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=deny_app(status)), event_hooks=hooks
+    )
     with pytest.raises(BaseException) as caught:  # noqa: PT011 - the SDK's exception groups
         async with Client(streamable_http_client("http://mcp.test/mcp", http_client=http)) as c:
             await c.list_tools()
@@ -407,8 +414,16 @@ def test_a_successful_result_is_no_error() -> None:
     assert from_tool_result({"content": [], "isError": False}) is None
 
 
-@pytest.mark.parametrize("result", [None, 3, {"isError": True}, {"isError": True, "_meta": 5},
-                                    {"isError": True, "_meta": {META_KEY: {"code": 1}}}])  # fmt: skip
+ODD_RESULTS: list[Any] = [
+    None,
+    3,
+    {"isError": True},
+    {"isError": True, "_meta": 5},
+    {"isError": True, "_meta": {META_KEY: {"code": 1}}},
+]
+
+
+@pytest.mark.parametrize("result", ODD_RESULTS)
 def test_from_tool_result_never_raises(result: Any) -> None:
     """Odd results still give a valid error (or None when no error is claimed)."""
     err = from_tool_result(result)
