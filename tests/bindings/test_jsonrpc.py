@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -225,3 +227,17 @@ def test_from_jsonrpc_never_raises(error: Any) -> None:
 def test_unknown_tool_codes_use_minus_32602() -> None:
     """output.unknown_tool goes out as Invalid params."""
     assert to_jsonrpc(UnknownToolRequestedError("no such tool"))["code"] == -32602
+
+
+def test_binding_modules_import_no_sdk() -> None:
+    """Importing the bindings loads neither the MCP nor the A2A SDK (only calling them does)."""
+    code = (
+        "import sys\n"
+        "import normalize_errors.bindings.jsonrpc, normalize_errors.bindings.mcp\n"
+        "import normalize_errors.bindings.a2a\n"
+        "roots = {name.partition('.')[0] for name in sys.modules}\n"
+        "sdks = {'mcp', 'mcp_types', 'a2a', 'google', 'pydantic', 'httpx', 'anyio'}\n"
+        "print(sorted(roots & sdks))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
