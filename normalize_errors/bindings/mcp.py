@@ -13,9 +13,11 @@ Server side (section 7.2):
 * ``reply(err)`` picks one of the two: a tool result for the codes of section 7.2
   (``is_tool_error(err)``), else the ``MCPError``.
 * ``@tool_errors`` makes a tool function (sync or async) answer that way when it raises:
-  a ``HarnessError`` as it is, any other exception through ``normalize``; an exception
-  ``normalize`` does not know becomes ``tool.execution_failed`` naming only its class,
-  so its text (which may hold anything) never reaches the model.
+  a ``HarnessError`` as it is, the SDK's ``ToolError`` as ``tool.execution_failed`` with its
+  own text (the SDK's "anticipated failure", written for the model), any other exception
+  through ``normalize``; an exception ``normalize`` does not know becomes
+  ``tool.execution_failed`` naming only its class, so its text (which may hold anything)
+  never reaches the model.
 * ``install(server)`` does the same for every tool of an ``MCPServer``, and answers a
   call to a tool the server does not offer with ``-32602`` (the SDK's default is an
   ``isError`` result with the text "Unknown tool").
@@ -146,7 +148,12 @@ def reply(err: HarnessError) -> CallToolResult | MCPError:
 
 def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
     """The harness error a tool's exception reports; unknown exceptions keep their text out."""
-    err = normalize(exc)
+    if _anticipated(exc):  # the SDK's ToolError or ResourceError: its text is for the model
+        text = str(exc)
+        err = class_for_code("tool.execution_failed")(text, origin="tool", model_feedback=text)
+        err.__cause__ = exc
+    else:
+        err = normalize(exc)
     if err.code == "harness.internal_error" and not isinstance(exc, HarnessError):
         err = class_for_code("tool.execution_failed")(
             f"The tool failed ({type(exc).__name__}).", origin="tool"
@@ -240,12 +247,20 @@ def install(server: MCPServer) -> MCPServer:
                         location={"tool_name": name},
                     )
                 )
-            if isinstance(cause, Exception):
+            if isinstance(cause, Exception) and not _anticipated(cause):
                 return _answer(cause, name)
-            raise
+            return _answer(exc, name)  # an anticipated failure: its own text, as the SDK does
 
     server.call_tool = checked  # type: ignore[method-assign]  # the instance's own entry point
     return server
+
+
+def _anticipated(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ``MCPServer`` failure its author meant the model to read."""
+    return any(
+        klass.__name__ == "MCPServerError" and klass.__module__.startswith("mcp.")
+        for klass in type(exc).__mro__
+    )
 
 
 def _is_validation_error(exc: BaseException | None) -> bool:

@@ -16,6 +16,7 @@ from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 from mcp_types._v2025_11_25 import CallToolResult as WireCallToolResult  # 2025-11-25 wire form
 from starlette.applications import Starlette
@@ -213,6 +214,17 @@ def make_server() -> MCPServer:
         raise ToolTimeoutError("The backend did not answer in 30 s.", attempts=2)
 
     @server.tool()
+    def anticipated(date: str) -> str:
+        """A tool that reports a failure its author wrote for the model (the SDK's ToolError)."""
+        raise ToolError("Date must be in the future.")
+
+    @server.tool()
+    @tool_errors
+    def anticipated_decorated(date: str) -> str:
+        """The same, through the decorator."""
+        raise ToolError("Date must be in the future.")
+
+    @server.tool()
     async def slow() -> str:
         """A tool that outlives the client's timeout."""
         await anyio.sleep(5)
@@ -314,6 +326,20 @@ async def test_install_reports_tool_errors_and_bad_arguments(mode: str) -> None:
     assert bad.code == "output.invalid_tool_arguments"
     assert "count" in (bad.model_feedback or "")
     assert "not a number" not in invalid.model_dump_json()  # the caller's value stays out
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdks_tool_error_keeps_its_text_for_the_model(mode: str) -> None:
+    """ToolError is the SDK's "anticipated failure": its text is meant for the model."""
+    async with Client(install(make_server()), mode=mode) as client:
+        installed = await client.call_tool("anticipated", {"date": "2020-01-01"})
+        decorated = await client.call_tool("anticipated_decorated", {"date": "2020-01-01"})
+    for result, name in ((installed, "anticipated"), (decorated, "anticipated_decorated")):
+        err = valid(from_tool_result(result, tool_name=name))
+        assert err.code == "tool.execution_failed"
+        assert "Date must be in the future." in (err.model_feedback or "")
+        assert result.meta is not None
+        assert result.meta[META_KEY]["location"] == {"tool_name": name}
 
 
 @pytest.mark.parametrize("mode", MODES)
