@@ -12,9 +12,10 @@ pytest.importorskip("mcp.server.mcpserver")  # the 2.x line (MCPServer, MCPError
 
 import anyio
 import httpx2
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp import types as mcp_types
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
@@ -387,12 +388,35 @@ async def test_sampling_without_a_back_channel_is_harness_internal_error() -> No
     assert seen[0].upstream["code"] == "-32600"
 
 
-def test_closed_transport_inside_exception_groups_is_tool_not_available() -> None:
-    """The SDK raises CONNECTION_CLOSED from nested task-group exception groups."""
-    closed = MCPError(CONNECTION_CLOSED, "Connection closed")
-    err = valid(normalize(ExceptionGroup("outer", [ExceptionGroup("inner", [closed])])))
+async def test_closed_transport_is_tool_not_available() -> None:
+    """A stdio server that exits: CONNECTION_CLOSED inside the SDK's nested exception groups."""
+    exits = StdioServerParameters(
+        command=sys.executable, args=["-c", "import sys; sys.stdin.readline(); sys.exit(0)"]
+    )
+    with pytest.raises(BaseException) as caught:  # noqa: PT011 - the SDK's exception groups
+        async with Client(exits) as client:
+            await client.list_tools()
+    assert isinstance(caught.value, ExceptionGroup)
+    err = valid(normalize(caught.value))
     assert err.code == "tool.not_available"
     assert err.upstream == {"provider": "mcp", "code": "-32000", "message": "Connection closed"}
+    assert normalize(MCPError(CONNECTION_CLOSED, "Connection closed")).code == "tool.not_available"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_method_not_found_is_tool_not_available(mode: str) -> None:
+    """A low-level server without a tools/call handler answers -32601."""
+
+    async def list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=[])
+
+    server = Server("tools-list-only", on_list_tools=list_tools)
+    with pytest.raises(BaseException) as caught:  # noqa: PT011 - the SDK's exception groups
+        async with Client(server, mode=mode) as client:
+            await client.call_tool("book_meeting", {})
+    err = valid(normalize(caught.value))
+    assert err.code == "tool.not_available"
+    assert err.upstream == {"provider": "mcp", "code": "-32601", "message": "Method not found"}
 
 
 def test_parse_error_is_harness_internal_error() -> None:
