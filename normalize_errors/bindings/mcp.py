@@ -57,7 +57,15 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from .._facade import normalize
 from ..exceptions import HarnessError, class_for_code
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, adopt, find_problem, from_jsonrpc, to_jsonrpc
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    adopt,
+    find_problem,
+    from_jsonrpc,
+    plain,
+    to_jsonrpc,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,6 +116,7 @@ _UNKNOWN_TOOL_TEXT: Final = "Unknown tool:"
 
 def is_tool_error(err: HarnessError) -> bool:
     """Whether ``err`` is reported as a tool execution error rather than a JSON-RPC error."""
+    err = plain(err)
     return err.code in TOOL_RESULT_CODES or err.category == "upstream"
 
 
@@ -121,6 +130,7 @@ def to_tool_result(err: HarnessError) -> CallToolResult:
     """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2)."""
     from mcp.types import CallToolResult, TextContent
 
+    err = plain(err)
     text = err.model_feedback or err.detail or err.title
     return CallToolResult(
         is_error=True,
@@ -133,6 +143,7 @@ def to_mcp_error(err: HarnessError, code: int | None = None) -> MCPError:
     """The ``MCPError`` carrying ``err`` in ``data``, with the JSON-RPC code of Table 4."""
     from mcp.shared.exceptions import MCPError
 
+    err = plain(err)
     if code is None:
         code = INVALID_PARAMS if err.code == "output.unknown_tool" else INTERNAL_ERROR
     error = to_jsonrpc(err, code)
@@ -153,7 +164,7 @@ def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
         err = class_for_code("tool.execution_failed")(text, origin="tool", model_feedback=text)
         err.__cause__ = exc
     else:
-        err = normalize(exc)
+        err = plain(normalize(exc))
     if err.code == "harness.internal_error" and not isinstance(exc, HarnessError):
         err = class_for_code("tool.execution_failed")(
             f"The tool failed ({type(exc).__name__}).", origin="tool"
@@ -366,6 +377,7 @@ def sampling_error(err: HarnessError, code: int | None = None) -> ErrorData:
     """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4)."""
     from mcp.types import ErrorData
 
+    err = plain(err)
     if code is None:
         code = SAMPLING_DECLINED if err.code == "policy.approval_denied" else INTERNAL_ERROR
     error = to_jsonrpc(err, code)

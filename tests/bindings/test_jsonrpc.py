@@ -241,3 +241,17 @@ def test_binding_modules_import_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_drop_in_is_carried_by_its_harness_view() -> None:
+    """Bindings read ``err.problem`` (issue 16: a drop-in's own ``code`` is the vendor's)."""
+    view = UpstreamRateLimitedError("slow down", retry_after=2)
+
+    class DropIn(UpstreamRateLimitedError):
+        @property
+        def problem(self) -> HarnessError:
+            return view
+
+    dropin = DropIn("vendor text")
+    dropin.code = "rate_limit_exceeded"  # what a vendor class would say
+    assert to_jsonrpc(dropin)["data"] == view.to_dict()
