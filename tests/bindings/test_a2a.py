@@ -265,7 +265,7 @@ def status_app(status: int, headers: dict[str, str] | None = None) -> Starlette:
     return Starlette(routes=[Route("/", answer, methods=["POST"])])
 
 
-def make_card(extensions: bool = True) -> AgentCard:
+def make_card(extensions: bool = True, streaming: bool = False) -> AgentCard:
     return AgentCard(
         name="remote",
         description="A remote agent for tests.",
@@ -276,7 +276,7 @@ def make_card(extensions: bool = True) -> AgentCard:
             )
         ],
         capabilities=AgentCapabilities(
-            streaming=False, extensions=[agent_extension()] if extensions else []
+            streaming=streaming, extensions=[agent_extension()] if extensions else []
         ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -284,9 +284,12 @@ def make_card(extensions: bool = True) -> AgentCard:
     )
 
 
-async def send(transport: httpx.AsyncBaseTransport, text: str) -> list[Any]:
+async def send(
+    transport: httpx.AsyncBaseTransport, text: str, streaming: bool = False
+) -> list[Any]:
     http = httpx.AsyncClient(transport=transport, base_url="http://agent.test")
-    client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(make_card())
+    card = make_card(streaming=streaming)
+    client = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming)).create(card)
     request = SendMessageRequest(message=new_text_message(text, role=Role.ROLE_USER))
     return [event async for event in client.send_message(request)]
 
@@ -370,7 +373,7 @@ class Remote(AgentExecutor):
 
 @pytest.fixture
 def agent() -> httpx.ASGITransport:
-    card = make_card()
+    card = make_card(streaming=True)
     handler = DefaultRequestHandler(Remote(), InMemoryTaskStore(), card)
     return httpx.ASGITransport(app=Starlette(routes=create_jsonrpc_routes(handler, "/")))
 
@@ -390,6 +393,17 @@ async def test_end_to_end_failed_task(agent: httpx.ASGITransport) -> None:
     assert err.code == "upstream.agent_failed"
     assert err.causes[0].to_dict() == DRAFT_EXAMPLE["status"]["message"]["parts"][1]["data"]
     assert err.upstream["message"] == DRAFT_TEXT
+
+
+async def test_end_to_end_streamed_status_update(agent: httpx.ASGITransport) -> None:
+    """Streaming: the task, then a status update that carries the failure."""
+    first, update = await send(agent, "turns", streaming=True)
+    assert from_task(first) is None  # submitted
+    assert update.HasField("status_update")
+    err = valid(from_task(update))
+    assert err.code == "upstream.agent_failed"
+    assert err.causes[0].code == "loop.max_turns_exceeded"
+    assert err.upstream["task_id"] == first.task.id
 
 
 async def test_end_to_end_rejected_task(agent: httpx.ASGITransport) -> None:
