@@ -34,6 +34,8 @@ from a2a.types import (
 )
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError, TaskNotFoundError
 from google.protobuf.json_format import MessageToDict
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -41,6 +43,7 @@ from starlette.routing import Route
 
 from normalize_errors import (
     CODES,
+    IANA_TYPE,
     HarnessError,
     MaximumTurnsExceededError,
     ModelRefusalError,
@@ -532,4 +535,33 @@ def test_model_recoverable_is_decided_locally() -> None:
 def test_from_task_never_raises(task: Any) -> None:
     """Odd input gives None or a valid error."""
     err = from_task(task)
+    assert err is None or isinstance(valid(err), HarnessError)
+
+
+VALUE = st.one_of(
+    st.none(), st.integers(), st.floats(), st.text(max_size=60), st.just(IANA_TYPE),
+    st.lists(st.integers(), max_size=2),
+)  # fmt: skip
+DATA = st.dictionaries(st.sampled_from(["type", "code", "attempts", "causes"]), VALUE)
+PART = st.fixed_dictionaries(
+    {},
+    optional={
+        "kind": st.sampled_from(["text", "data"]),
+        "text": st.text(max_size=10),
+        "data": DATA,
+    },
+)
+STATES = st.sampled_from(["failed", "rejected", "canceled", "TASK_STATE_FAILED", "x"])
+MESSAGE = st.fixed_dictionaries({"parts": st.lists(PART, max_size=3)})
+TASKS = st.fixed_dictionaries(
+    {"status": st.fixed_dictionaries({"state": STATES}, optional={"message": MESSAGE})},
+    optional={"id": st.text(max_size=5) | st.integers()},
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(task=TASKS, cancel_requested=st.booleans())
+def test_from_task_never_raises_on_any_json(task: dict[str, Any], cancel_requested: bool) -> None:
+    """Whatever a remote agent sends, the answer is None or a valid harness error."""
+    err = from_task(task, cancel_requested=cancel_requested)
     assert err is None or isinstance(valid(err), HarnessError)

@@ -7,6 +7,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from normalize_errors import (
     CODES,
@@ -255,3 +257,31 @@ def test_a_drop_in_is_carried_by_its_harness_view() -> None:
     dropin = DropIn("vendor text")
     dropin.code = "rate_limit_exceeded"  # what a vendor class would say
     assert to_jsonrpc(dropin)["data"] == view.to_dict()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+ERRORS = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": st.integers(-33000, 0) | JSON,
+        "message": st.text(max_size=40) | JSON,
+        "data": JSON
+        | st.fixed_dictionaries(
+            {"type": st.just(IANA_TYPE), "code": st.sampled_from(sorted(CODES)) | st.text()},
+            optional={"retryable": JSON, "attempts": JSON, "causes": JSON, "limit": JSON},
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(error=ERRORS, protocol=st.sampled_from([None, "mcp", "a2a"]))
+def test_from_jsonrpc_never_raises_on_any_json(error: dict[str, Any], protocol: str | None) -> None:
+    """Whatever a peer sends, the answer is a valid harness error."""
+    valid(from_jsonrpc(error, protocol))
