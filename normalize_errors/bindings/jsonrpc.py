@@ -29,6 +29,7 @@ with ``origin`` set to ``tool`` when absent (section 7.3); for A2A it is wrapped
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 from .._registry import TYPE_URIS
@@ -130,14 +131,15 @@ def to_jsonrpc(err: HarnessError, code: int | None = None) -> dict[str, Any]:
 
 
 def integral(value: Any) -> Any:
-    """``value`` with every integral float, at any depth, read back as an ``int``.
+    """``value`` as plain JSON, with every integral float, at any depth, read as an ``int``.
 
     Carriers that store numbers as doubles (A2A data parts are ``google.protobuf.Value``)
-    turn ``3`` into ``3.0``; the draft's integer members read back as integers.
+    turn ``3`` into ``3.0``; the draft's integer members read back as integers. Read-only
+    mappings (the Agents SDK hands ``_meta`` over as ``MappingProxyType``) become dicts.
     """
     if isinstance(value, float):
         return int(value) if value.is_integer() else value
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {key: integral(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [integral(item) for item in value]
@@ -157,13 +159,14 @@ def find_problem(data: Any) -> HarnessError | None:
     ``metadata`` (A2A 1.x's ``google.rpc.ErrorInfo``). An object that claims the type but is
     not valid gives ``None``. Integral floats read back as integers.
     """
+    data = integral(data)
     candidates: list[Any] = [data]
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, list):
         candidates = [*data, *(item.get("metadata") for item in data if isinstance(item, dict))]
     for candidate in candidates:
         if _is_problem(candidate):
             try:
-                return HarnessError.from_dict(integral(candidate))
+                return HarnessError.from_dict(candidate)
             except ProblemFormatError:
                 return None
     return None

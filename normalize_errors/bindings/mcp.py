@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from .._facade import normalize
 from ..exceptions import HarnessError, class_for_code
@@ -248,7 +249,7 @@ def install(server: MCPServer) -> MCPServer:
             cause = exc.__cause__
             if _is_validation_error(cause):
                 fields = sorted(
-                    {".".join(str(p) for p in item["loc"]) for item in cause.errors()}  # type: ignore[union-attr]
+                    {".".join(str(p) for p in item["loc"]) for item in cast("Any", cause).errors()}
                 )
                 return to_tool_result(
                     class_for_code("output.invalid_tool_arguments")(
@@ -262,7 +263,8 @@ def install(server: MCPServer) -> MCPServer:
                 return _answer(cause, name)
             return _answer(exc, name)  # an anticipated failure: its own text, as the SDK does
 
-    server.call_tool = checked  # type: ignore[method-assign]  # the instance's own entry point
+    # The instance's own entry point (MCPServer's call handler calls self.call_tool).
+    setattr(server, "call_tool", checked)  # noqa: B010 - a method assignment, typed or not
     return server
 
 
@@ -329,7 +331,7 @@ def _from_tool_result(result: Any, tool_name: str | None) -> HarnessError | None
     if _get(result, "is_error", "isError") is not True:
         return None
     meta = _get(result, "meta", "_meta")
-    received = find_problem(meta.get(META_KEY)) if isinstance(meta, dict) else None
+    received = find_problem(meta.get(META_KEY)) if isinstance(meta, Mapping) else None
     if received is not None:
         err = adopt(received, "mcp", {})
     else:

@@ -59,7 +59,7 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     ]
     if seen:
         return ModelResponse(parts=[TextPart("saw: " + " | ".join(seen))])
-    prompt = str(messages[0].parts[-1].content)  # type: ignore[union-attr]
+    prompt = str(getattr(messages[0].parts[-1], "content", ""))
     args = {"query": "x"} if prompt == "search" else {"text": "x"}
     return ModelResponse(parts=[ToolCallPart(prompt, args)])
 
