@@ -49,6 +49,7 @@ from normalize_errors.bindings.mcp import (
     to_tool_result,
     tool_errors,
 )
+from tests.bindings.test_jsonrpc import TABLE_5
 from tests.support import valid
 
 if sys.version_info >= (3, 11):
@@ -417,6 +418,16 @@ async def test_method_not_found_is_tool_not_available(mode: str) -> None:
     err = valid(normalize(caught.value))
     assert err.code == "tool.not_available"
     assert err.upstream == {"provider": "mcp", "code": "-32601", "message": "Method not found"}
+
+
+@pytest.mark.parametrize(("code", "message", "expected"), TABLE_5)
+def test_table_5_through_the_sdks_mcperror(code: int, message: str, expected: str) -> None:
+    """Every JSON-RPC row of Table 5, as the SDK's own MCPError read by normalize()."""
+    exc = MCPError(code, message)
+    err = valid(normalize(exc))
+    assert err.code == expected
+    assert err.upstream == {"provider": "mcp", "code": str(code), "message": message}
+    assert err.__cause__ is exc
 
 
 def test_parse_error_is_harness_internal_error() -> None:
