@@ -45,7 +45,10 @@ __all__ = [
     "unregister_response_reader",
 ]
 
-BUILTIN: Final[dict[str, str]] = {}
+BUILTIN: Final[dict[str, str]] = {
+    "a2a": "normalize_errors.bindings.a2a:read",
+    "mcp": "normalize_errors.bindings.mcp:read",
+}
 """The library's own exception readers: module prefix -> ``"package.module:function"``,
 imported the first time an exception of that module is read."""
 

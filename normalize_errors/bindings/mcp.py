@@ -1,0 +1,391 @@
+"""The Model Context Protocol binding (draft section 7), both directions, on the MCP SDK.
+
+Server side (section 7.2):
+
+* ``to_tool_result(err)`` is the ``CallToolResult`` of a tool execution error: ``isError``
+  true, one text item with ``model_feedback`` (else ``detail``, else the title), and the
+  harness error object in ``_meta`` under ``org.agenterrors/harness-error``. Only text that
+  is already in the object goes into the content, so nothing reaches the model that would
+  not also be allowed in ``model_feedback``.
+* ``to_mcp_error(err)`` is the ``MCPError`` to raise for the errors that are not tool
+  execution errors (draft Table 4: ``-32602`` for ``output.unknown_tool``, ``-32603`` for
+  the rest), with the object in ``data``.
+* ``reply(err)`` picks one of the two: a tool result for the codes of section 7.2
+  (``is_tool_error(err)``), else the ``MCPError``.
+* ``@tool_errors`` makes a tool function (sync or async) answer that way when it raises:
+  a ``HarnessError`` as it is, the SDK's ``ToolError`` as ``tool.execution_failed`` with its
+  own text (the SDK's "anticipated failure", written for the model), any other exception
+  through ``normalize``; an exception ``normalize`` does not know becomes
+  ``tool.execution_failed`` naming only its class, so its text (which may hold anything)
+  never reaches the model.
+* ``install(server)`` does the same for every tool of an ``MCPServer``, and answers a
+  call to a tool the server does not offer with ``-32602`` (the SDK's default is an
+  ``isError`` result with the text "Unknown tool").
+
+Client side (section 7.3):
+
+* ``from_tool_result(result, tool_name=None)`` reads a ``CallToolResult`` (or its JSON)
+  and returns ``None`` unless ``isError`` is set. An object in ``_meta`` is used as is
+  (``origin`` defaults to ``tool``); otherwise the result is ``tool.execution_failed``
+  (``output.unknown_tool`` for the SDK's "Unknown tool:" text), with its text as
+  ``model_feedback``. The result is marked ``untrusted``: ``feedback_for_model()`` quotes it.
+* ``normalize(exc)`` reads the SDK's ``MCPError`` (and the OAuth errors of its HTTP
+  transport) with ``provider`` ``mcp``: the JSON-RPC code and message go to ``upstream``
+  and Table 5 decides the code (see ``normalize_errors.bindings.jsonrpc``).
+
+HTTP 401 and 403 (Table 5): the SDK's Streamable HTTP client reports them as ``-32603``
+"Server returned an error response", so the status is lost. Pass
+``httpx2.AsyncClient(event_hooks={"response": [raise_for_auth]})`` as its ``http_client``:
+the 401 or 403 then surfaces as ``httpx2.HTTPStatusError`` (inside the SDK's exception
+groups), which ``normalize`` reads as ``upstream.authentication_failed`` with the status in
+``upstream`` (provider ``http``, the transport that answered).
+
+Sampling (section 7.4): ``sampling_error(err)`` is the ``ErrorData`` a client's
+``sampling_callback`` returns when its harness fails; ``sampling_declined()`` is the one for
+a user who declines (``policy.approval_denied``, JSON-RPC code ``-1`` as in the MCP
+specification's example).
+
+Supported: the ``mcp`` SDK 2.x (``MCPServer``, ``MCPError``). Every function imports the SDK
+only when it runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+from .._facade import normalize
+from ..exceptions import HarnessError, class_for_code
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    adopt,
+    find_problem,
+    from_jsonrpc,
+    plain,
+    to_jsonrpc,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CallToolResult, ErrorData
+
+    _F = TypeVar("_F", bound=Callable[..., Any])
+
+__all__ = [
+    "META_KEY",
+    "SAMPLING_DECLINED",
+    "TOOL_RESULT_CODES",
+    "from_tool_result",
+    "install",
+    "is_tool_error",
+    "raise_for_auth",
+    "read",
+    "reply",
+    "sampling_declined",
+    "sampling_error",
+    "to_mcp_error",
+    "to_tool_result",
+    "tool_errors",
+]
+
+META_KEY: Final = "org.agenterrors/harness-error"
+"""The ``_meta`` key that carries a harness error object (section 7.1)."""
+
+TOOL_RESULT_CODES: Final = frozenset(
+    {
+        "tool.execution_failed",
+        "tool.timeout",
+        "tool.permission_denied",
+        "tool.not_available",
+        "tool.sandbox_violation",
+        "output.invalid_tool_arguments",
+    }
+)
+"""Codes reported as tool execution errors (section 7.2), with every ``upstream.*`` code."""
+
+SAMPLING_DECLINED: Final = -1
+"""The JSON-RPC code of a declined sampling request (the MCP specification's example)."""
+
+_UNKNOWN_TOOL_TEXT: Final = "Unknown tool:"
+
+
+def is_tool_error(err: HarnessError) -> bool:
+    """Whether ``err`` is reported as a tool execution error rather than a JSON-RPC error."""
+    err = plain(err)
+    return err.code in TOOL_RESULT_CODES or err.category == "upstream"
+
+
+def _problem(err: HarnessError) -> dict[str, Any]:
+    problem = err.to_dict()
+    problem.pop("status", None)  # outside HTTP (section 6.2)
+    return problem
+
+
+def to_tool_result(err: HarnessError) -> CallToolResult:
+    """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2)."""
+    from mcp.types import CallToolResult, TextContent
+
+    err = plain(err)
+    text = err.model_feedback or err.detail or err.title
+    return CallToolResult(
+        is_error=True,
+        content=[TextContent(type="text", text=text)],
+        _meta={META_KEY: _problem(err)},
+    )
+
+
+def to_mcp_error(err: HarnessError, code: int | None = None) -> MCPError:
+    """The ``MCPError`` carrying ``err`` in ``data``, with the JSON-RPC code of Table 4."""
+    from mcp.shared.exceptions import MCPError
+
+    err = plain(err)
+    if code is None:
+        code = INVALID_PARAMS if err.code == "output.unknown_tool" else INTERNAL_ERROR
+    error = to_jsonrpc(err, code)
+    failure = MCPError(error["code"], error["message"], error["data"])
+    failure.__cause__ = err
+    return failure
+
+
+def reply(err: HarnessError) -> CallToolResult | MCPError:
+    """A tool result for the codes of section 7.2, else the ``MCPError`` to raise."""
+    return to_tool_result(err) if is_tool_error(err) else to_mcp_error(err)
+
+
+def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
+    """The harness error a tool's exception reports; unknown exceptions keep their text out."""
+    if _anticipated(exc):  # the SDK's ToolError or ResourceError: its text is for the model
+        text = str(exc)
+        err = class_for_code("tool.execution_failed")(text, origin="tool", model_feedback=text)
+        err.__cause__ = exc
+    else:
+        err = plain(normalize(exc))
+    if err.code == "harness.internal_error" and not isinstance(exc, HarnessError):
+        err = class_for_code("tool.execution_failed")(
+            f"The tool failed ({type(exc).__name__}).", origin="tool"
+        )
+        err.__cause__ = exc
+    if tool_name is not None:
+        location = dict(err.location or {})
+        if "tool_name" not in location:
+            location["tool_name"] = tool_name
+            err.location = location
+    return err
+
+
+def _answer(exc: Exception, tool_name: str | None) -> CallToolResult:
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):
+        raise exc  # already a protocol error the tool chose
+    answer = reply(_for_tool(exc, tool_name))
+    if isinstance(answer, BaseException):
+        raise answer from exc
+    return answer
+
+
+def tool_errors(function: _F) -> _F:
+    """Decorate a tool function so that what it raises reaches the client per section 7.2.
+
+    The function keeps its name, signature and annotations (servers build the tool's
+    schema from them); it returns a ``CallToolResult`` or raises an ``MCPError`` on failure.
+    """
+    name = getattr(function, "__name__", None)
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await function(*args, **kwargs)
+            except Exception as exc:
+                return _answer(exc, name)
+
+        return run_async  # type: ignore[return-value]  # same signature, by functools.wraps
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:
+            return _answer(exc, name)
+
+    return run  # type: ignore[return-value]  # same signature, by functools.wraps
+
+
+def install(server: MCPServer) -> MCPServer:
+    """Make every tool of ``server`` report failures per section 7.2 and Table 4.
+
+    A harness error (or any exception) raised by a tool becomes a tool execution error or
+    an ``MCPError`` as ``reply`` decides; a call to a tool the server does not offer is
+    answered with ``-32602`` and an ``output.unknown_tool`` object. Arguments that fail the
+    tool's input schema become ``output.invalid_tool_arguments`` naming the fields only
+    (the rejected values are the caller's data). Returns ``server``.
+    """
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    call_tool = server.call_tool
+
+    @functools.wraps(call_tool)
+    async def checked(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        offered = {tool.name for tool in await server.list_tools()}
+        if name not in offered:
+            raise to_mcp_error(
+                class_for_code("output.unknown_tool")(
+                    f"The server offers no tool named {name!r}.",
+                    model_feedback=f"There is no tool named {name!r}. "
+                    f"Available tools: {', '.join(sorted(offered)) or 'none'}.",
+                    location={"tool_name": name},
+                )
+            )
+        try:
+            return await call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if _is_validation_error(cause):
+                fields = sorted(
+                    {".".join(str(p) for p in item["loc"]) for item in cast("Any", cause).errors()}
+                )
+                return to_tool_result(
+                    class_for_code("output.invalid_tool_arguments")(
+                        f"Arguments of {name!r} failed validation: {', '.join(fields)}.",
+                        model_feedback=f"Invalid arguments for tool {name!r}: "
+                        f"check {', '.join(fields)} against the tool's input schema.",
+                        location={"tool_name": name},
+                    )
+                )
+            if isinstance(cause, Exception) and not _anticipated(cause):
+                return _answer(cause, name)
+            return _answer(exc, name)  # an anticipated failure: its own text, as the SDK does
+
+    # The instance's own entry point (MCPServer's call handler calls self.call_tool).
+    setattr(server, "call_tool", checked)  # noqa: B010 - a method assignment, typed or not
+    return server
+
+
+def _anticipated(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ``MCPServer`` failure its author meant the model to read."""
+    return any(
+        klass.__name__ == "MCPServerError" and klass.__module__.startswith("mcp.")
+        for klass in type(exc).__mro__
+    )
+
+
+def _is_validation_error(exc: BaseException | None) -> bool:
+    return any(
+        klass.__name__ == "ValidationError" and klass.__module__.startswith("pydantic")
+        for klass in type(exc).__mro__
+    )
+
+
+# -- client side --------------------------------------------------------------------------
+
+
+def _get(obj: Any, *names: str) -> Any:
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        else:
+            value = getattr(obj, name, None)
+            if value is not None:
+                return value
+    return None
+
+
+def _first_text(content: Any) -> str | None:
+    if not isinstance(content, (list, tuple)):
+        return None
+    for item in content:
+        if _get(item, "type") == "text":
+            text = _get(item, "text")
+            if isinstance(text, str):
+                return text
+    return None
+
+
+def from_tool_result(result: Any, tool_name: str | None = None) -> HarnessError | None:
+    """The harness error a ``tools/call`` result reports, or ``None`` if it is no error.
+
+    ``result`` is the SDK's ``CallToolResult``, its JSON (``isError``, ``_meta``) or a whole
+    JSON-RPC response holding it. Never raises.
+    """
+    try:
+        return _from_tool_result(result, tool_name)
+    except Exception as bug:
+        return class_for_code("harness.internal_error")(
+            f"normalize-errors could not read an MCP tool result ({type(bug).__name__}).",
+            retryable=False,
+            upstream={"provider": "mcp"},
+        )
+
+
+def _from_tool_result(result: Any, tool_name: str | None) -> HarnessError | None:
+    if isinstance(result, dict) and isinstance(result.get("result"), dict):
+        result = result["result"]
+    if _get(result, "is_error", "isError") is not True:
+        return None
+    meta = _get(result, "meta", "_meta")
+    received = find_problem(meta.get(META_KEY)) if isinstance(meta, Mapping) else None
+    if received is not None:
+        err = adopt(received, "mcp", {})
+    else:
+        text = _first_text(_get(result, "content"))
+        code = "tool.execution_failed"
+        if text is not None and text.startswith(_UNKNOWN_TOOL_TEXT):
+            code = "output.unknown_tool"
+        where = f"Tool {tool_name!r}" if tool_name else "The tool"
+        err = class_for_code(code)(
+            f"{where} reported an error." if text is None else f"{where} reported an error: {text}",
+            origin="tool",
+            model_feedback=text,
+            upstream={"provider": "mcp", "is_error": True},
+            untrusted=True,
+        )
+    if tool_name is not None and not (err.location or {}).get("tool_name"):
+        err.location = {**(err.location or {}), "tool_name": tool_name}
+    return err
+
+
+def read(exc: BaseException) -> HarnessError | None:
+    """The reader ``normalize`` uses for exceptions of the ``mcp`` package."""
+    error = getattr(exc, "error", None)
+    if error is not None and isinstance(getattr(error, "code", None), int):
+        return from_jsonrpc(error, "mcp")
+    names = {klass.__name__ for klass in type(exc).__mro__}
+    if names & {"OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError"}:
+        return class_for_code("upstream.authentication_failed")(
+            f"mcp: {type(exc).__name__}: {exc}", upstream={"provider": "mcp"}
+        )
+    return None
+
+
+async def raise_for_auth(response: Any) -> None:
+    """An ``httpx2`` response hook that raises on HTTP 401 and 403 (see the module doc)."""
+    if response.status_code in (401, 403):
+        await response.aread()
+        response.raise_for_status()
+
+
+# -- sampling ------------------------------------------------------------------------------
+
+
+def sampling_error(err: HarnessError, code: int | None = None) -> ErrorData:
+    """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4)."""
+    from mcp.types import ErrorData
+
+    err = plain(err)
+    if code is None:
+        code = SAMPLING_DECLINED if err.code == "policy.approval_denied" else INTERNAL_ERROR
+    error = to_jsonrpc(err, code)
+    return ErrorData(code=error["code"], message=error["message"], data=error["data"])
+
+
+def sampling_declined(detail: str = "The user declined the sampling request.") -> ErrorData:
+    """The ``ErrorData`` for a sampling request the user declined: ``policy.approval_denied``."""
+    return sampling_error(class_for_code("policy.approval_denied")(detail, origin="user"))
