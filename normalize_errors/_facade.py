@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._readers import exception_reader, response_readers
 from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
-from .exceptions import HarnessError, HarnessInternalError, class_for_code
+from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,13 +86,37 @@ def _group_members(exc: BaseException) -> list[BaseException] | None:
     return None
 
 
-def _group(inner: list[BaseException], provider: str | None) -> HarnessError:
-    members = [normalize(item, provider=provider) for item in inner]
+MAX_GROUP_MEMBERS = 256
+"""Most members of an exception group, nested groups included, that are normalized."""
+
+
+def _group(inner: list[BaseException], provider: str | None, budget: list[int]) -> HarnessError:
+    # Only what ``causes`` keeps is normalized: the first member (the error), the next
+    # MAX_CAUSES - 1 and the last. ``budget`` counts members over nested groups, so a group
+    # that holds the same group many times over stays cheap; once spent, only first members.
+    if budget[0] <= 0:
+        chosen = inner[:1]
+    else:
+        keep = min(len(inner), MAX_CAUSES + 1, max(budget[0], 2))
+        chosen = inner if keep == len(inner) else [*inner[: keep - 1], inner[-1]]
+    budget[0] -= len(chosen)
+    members = [_member(item, provider, budget) for item in chosen]
     if len(members) == 1:
         return members[0]
     first = members[0]._clone()
     first.causes = members[1:]
     return first
+
+
+def _member(exc: BaseException, provider: str | None, budget: list[int]) -> HarnessError:
+    """``normalize(exc)``, sharing ``budget`` with the group ``exc`` belongs to."""
+    inner = _group_members(exc)
+    if inner is None or isinstance(exc, HarnessError):
+        return normalize(exc, provider=provider)
+    err = _group(inner, provider, budget)
+    if err.__cause__ is None:
+        err.__cause__ = exc
+    return err
 
 
 _PROVIDERS: list[ModuleType] = []
@@ -137,7 +161,7 @@ def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
         return err
     inner = _group_members(exc)
     if inner is not None:
-        return _group(inner, provider)
+        return _group(inner, provider, [MAX_GROUP_MEMBERS])
     adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)

@@ -2,7 +2,9 @@
 
 Importing ``re`` and compiling the library's patterns costs milliseconds; a process that
 never builds an error should not pay it. ``LazyPattern(source)`` compiles ``source`` (flags
-go inline, as ``(?i)`` or ``(?x)``) the first time ``compiled()`` is called.
+go inline, as ``(?i)`` or ``(?x)``) the first time ``compiled()`` is called. ``bound`` and
+``why`` record the longest input the pattern is ever given and why it runs in linear time
+(see ``_patterns``, which lists every pattern of the package).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ __all__ = ["LazyPattern"]
 class LazyPattern:
     """A pattern compiled the first time it is needed, then kept."""
 
-    __slots__ = ("_compiled", "source")
+    __slots__ = ("_compiled", "bound", "source", "why")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, bound: int | None = None, why: str = "") -> None:
         self.source = source
+        self.bound = bound
+        self.why = why
         self._compiled: re.Pattern[str] | None = None
 
     def compiled(self) -> re.Pattern[str]:

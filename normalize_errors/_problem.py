@@ -3,7 +3,9 @@
 Every failure raises ``ProblemFormatError`` with the JSON Pointer of the offending member.
 Integral floats are accepted where the draft asks for integers, because some carriers
 (A2A data parts) turn every number into a float. ``causes`` nested deeper than
-``MAX_CAUSE_DEPTH`` are cut to their innermost entry, which is read without its own causes.
+``MAX_CAUSE_DEPTH`` are cut to their innermost entry, which is read without its own causes;
+so are the lists met once ``MAX_TOTAL_CAUSES`` causes have been read (shared sub-objects, as
+YAML anchors or a program can make, would otherwise grow as 16 to the power of the depth).
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ __all__ = ["parse", "parse_json"]
 
 ORIGINS: Final = frozenset({"model", "harness", "tool", "upstream", "user"})
 _KNOWN: Final = frozenset(MEMBERS)
+MAX_TOTAL_CAUSES: Final = 256
+"""Most causes read from one object in all; past it each list gives only its innermost entry."""
+MAX_LEAF_STEPS: Final = 10_000
+"""Most steps taken, in all, down the last entries of cut lists to their innermost entry."""
 
 
 def parse_json(text: str | bytes) -> HarnessError:
@@ -42,10 +48,10 @@ def parse_json(text: str | bytes) -> HarnessError:
 
 def parse(obj: Any) -> HarnessError:
     """Validate ``obj`` and build its typed error; see ``HarnessError.from_dict``."""
-    return _parse(obj, "", 0)
+    return _parse(obj, "", 0, _Budget())
 
 
-def _parse(obj: Any, at: str, depth: int) -> HarnessError:
+def _parse(obj: Any, at: str, depth: int, budget: _Budget) -> HarnessError:
     if not isinstance(obj, dict):
         raise ProblemFormatError(at, "expected an object")
     code = obj.get("code")
@@ -79,7 +85,7 @@ def _parse(obj: Any, at: str, depth: int) -> HarnessError:
         "limit": _limit(obj.get("limit"), f"{at}/limit"),
         "location": _location(obj.get("location"), f"{at}/location"),
         "upstream": _upstream(obj.get("upstream"), f"{at}/upstream"),
-        "causes": _causes(obj.get("causes"), f"{at}/causes", depth),
+        "causes": _causes(obj.get("causes"), f"{at}/causes", depth, budget),
         "extensions": {k: v for k, v in obj.items() if k not in _KNOWN},
         "untrusted": True,
     }
@@ -199,22 +205,47 @@ def _upstream(value: Any, at: str) -> dict[str, Any] | None:
     return upstream
 
 
-def _causes(value: Any, at: str, depth: int) -> list[HarnessError]:
+class _Budget:
+    """What one ``parse`` may still read: causes, and steps down to an innermost entry."""
+
+    __slots__ = ("causes", "steps")
+
+    def __init__(self) -> None:
+        self.causes = MAX_TOTAL_CAUSES
+        self.steps = MAX_LEAF_STEPS
+
+
+def _causes(value: Any, at: str, depth: int, budget: _Budget) -> list[HarnessError]:
     if value is None:
         return []
     if not isinstance(value, list):
         raise ProblemFormatError(at, "expected an array")
-    items = list(enumerate(value))
-    if len(items) > MAX_CAUSES:
-        items = [*items[: MAX_CAUSES - 1], items[-1]]
-    if depth + 1 >= MAX_CAUSE_DEPTH:
-        # Too deep: keep only the innermost entry, read without its own causes.
-        index, leaf = items[-1]
-        path = f"{at}/{index}"
-        while isinstance(leaf, dict) and isinstance(leaf.get("causes"), list) and leaf["causes"]:
-            path = f"{path}/causes/{len(leaf['causes']) - 1}"
-            leaf = leaf["causes"][-1]
-        if isinstance(leaf, dict) and "causes" in leaf:
-            leaf = {k: v for k, v in leaf.items() if k != "causes"}
-        return [_parse(leaf, path, depth + 1)]
-    return [_parse(item, f"{at}/{index}", depth + 1) for index, item in items]
+    if not value:
+        return []
+    if depth + 1 >= MAX_CAUSE_DEPTH or budget.causes <= 0:
+        # Too deep, or enough causes read: keep only the innermost entry, without its causes.
+        return [_innermost(value, at, depth, budget)]
+    keep = min(len(value), MAX_CAUSES, budget.causes)  # the first keep - 1, and the last
+    indexes = [*range(keep - 1), len(value) - 1]
+    budget.causes -= keep
+    return [_parse(value[index], f"{at}/{index}", depth + 1, budget) for index in indexes]
+
+
+def _innermost(value: list[Any], at: str, depth: int, budget: _Budget) -> HarnessError:
+    """The last entry of ``value``, then of its ``causes``, and so on, read without causes.
+
+    The walk stops at ``MAX_LEAF_STEPS`` steps per ``parse`` in all, and where an entry
+    comes back (a ``causes`` list that contains itself, as a YAML anchor can make).
+    """
+    path, leaf = f"{at}/{len(value) - 1}", value[-1]
+    seen = {id(value)}
+    while isinstance(leaf, dict) and budget.steps > 0:
+        inner = leaf.get("causes")
+        if not isinstance(inner, list) or not inner or id(inner) in seen:
+            break
+        seen.add(id(inner))
+        budget.steps -= 1
+        path, leaf = f"{path}/causes/{len(inner) - 1}", inner[-1]
+    if isinstance(leaf, dict) and "causes" in leaf:
+        leaf = {k: v for k, v in leaf.items() if k != "causes"}
+    return _parse(leaf, path, depth + 1, budget)

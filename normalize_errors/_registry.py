@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ._lazy import LazyPattern
+from ._patterns import CODE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ PRE_REGISTRATION_TYPE: Final = "https://agenterrors.org/problems/harness-error"
 
 TYPE_URIS: Final = frozenset({IANA_TYPE, PRE_REGISTRATION_TYPE})
 
-CODE_PATTERN: Final = LazyPattern(r"(?:x-)?[a-z0-9_]+\.[a-z0-9_]+")
+CODE_PATTERN: Final = CODE
 """The syntax of a code (draft section 4.1); private categories start with ``x-``."""
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
 from ._registry import code_info
@@ -190,7 +191,7 @@ def rule(
     times faster than a case-insensitive one.
     """
     if message is not None:
-        literal = re.sub(r"\\.", "", message)
+        literal = RULE_ESCAPE.compiled().sub("", message)
         if literal != literal.lower():
             raise ValueError(f"rule patterns are matched on lower-cased text: {message!r}")
     return Rule(
@@ -199,7 +200,7 @@ def rule(
         retryable,
         frozenset(status),
         frozenset(i.lower() for i in ids),
-        None if message is None else re.compile(message),
+        None if message is None else rule_pattern(message),
         None if message is None else _parts(message),
     )
 
@@ -210,7 +211,7 @@ def _parts(pattern: str) -> tuple[tuple[str, re.Pattern[str]], ...] | None:
     if needles is None:
         return None
     return tuple(
-        (needle, re.compile(alternative))
+        (needle, rule_pattern(alternative))
         for needle, alternative in zip(needles, _alternatives(pattern), strict=True)
     )
 
@@ -341,40 +342,20 @@ CONTEXT_WORDING: Final = (
     r"|prompt is too long|input is too long|too many (?:input )?tokens"
     r"|input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
     r"(?:allowed )?(?:input )?tokens|reduce the length of the messages"
-    r"|max_tokens must be at least 1, got -\d|too large for model with \d+ maximum context"
+    r"|max_tokens must be at least 1, got -\d|too large for model with \d{1,12} maximum context"
 )
 """How providers and OpenAI-compatible servers say the input is over the context window."""
 
-_LIMITS: Final = (
-    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
-    re.compile(r"(?P<observed>\d+) tokens? > (?P<value>\d+) maximum"),
-    # Anthropic: "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000"
-    re.compile(r"context limit: (?P<observed>\d+) \+ (?P<more>\d+) > (?P<value>\d+)"),
-    # Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed
-    # (1048576)."
-    re.compile(r"input token count \((?P<observed>\d+)\) exceeds.{0,60}?\((?P<value>\d+)\)"),
-    # OpenAI, vLLM, DeepSeek: "maximum context length is 8192 tokens. However, your messages
-    # resulted in 8227 tokens"
-    re.compile(
-        r"maximum context length is (?P<value>\d+) tokens.{0,80}?"
-        r"(?:resulted in|requested|you requested|have) (?P<observed>\d+) tokens",
-        re.IGNORECASE,
-    ),
-    re.compile(r"maximum context length is (?P<value>\d+) tokens", re.IGNORECASE),
-    # Mistral: "Prompt contains 40000 tokens ... too large for model with 32768 maximum context"
-    re.compile(
-        r"contains (?P<observed>\d+) tokens.{0,80}?with (?P<value>\d+) maximum context",
-        re.IGNORECASE,
-    ),
-)
+_LIMITS: Final = tuple(pattern.compiled() for pattern in CONTEXT_LIMITS)
 
 
 def context_limit(message: str | None) -> dict[str, Any] | None:
     """The ``limit`` member a context-window message states, if it states one."""
     if not message:
         return None
+    text = message[:MAX_MESSAGE]
     for pattern in _LIMITS:
-        match = pattern.search(message)
+        match = pattern.search(text)
         if match is not None:
             limit: dict[str, Any] = {"name": "context_tokens", "value": int(match["value"])}
             groups = match.groupdict()
@@ -385,9 +366,7 @@ def context_limit(message: str | None) -> dict[str, Any] | None:
 
 
 _HINT_ANCHORS: Final = ("try again in ", "retry in ", "retry after ")
-_HINT: Final = re.compile(
-    r"(?P<n>\d{1,6}(?:\.\d{1,6})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b"
-)
+_HINT: Final = RETRY_HINT.compiled()
 
 
 def retry_hint(message: str | None) -> float | None:

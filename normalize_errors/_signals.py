@@ -14,7 +14,14 @@ from __future__ import annotations
 import math
 import time
 
-from ._lazy import LazyPattern
+from ._patterns import (
+    DURATION_PART,
+    HTML_HEADING,
+    HTML_TITLE,
+    MAX_HEADER_VALUE,
+    MAX_MESSAGE,
+    SECONDS,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,10 +48,8 @@ __all__ = [
 
 MAX_JSON: Final = 1 << 20
 """Bodies longer than this (in characters) are not parsed as JSON."""
-MAX_MESSAGE: Final = 2048
-"""Vendor messages are cut to this length before any pattern looks at them."""
 _MAX_HEADERS: Final = 256
-_MAX_HEADER_VALUE: Final = 1024
+_MAX_HEADER_VALUE: Final = MAX_HEADER_VALUE
 
 
 def lower_headers(headers: Any) -> dict[str, str]:
@@ -104,9 +109,6 @@ def stainless_retry_count(headers: Any) -> int | None:
         return None
 
 
-_SECONDS: Final = LazyPattern(r"\s*(\d{1,15}(?:\.\d{1,9})?)\s*")
-
-
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds to wait according to ``retry-after-ms`` or ``Retry-After``, or ``None``.
 
@@ -117,13 +119,13 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     """
     ms = headers.get("retry-after-ms")
     if ms is not None:
-        match = _SECONDS.compiled().fullmatch(ms)
+        match = SECONDS.compiled().fullmatch(ms[:MAX_HEADER_VALUE])
         if match is not None:
             return float(match.group(1)) / 1000.0
     value = headers.get("retry-after")
     if value is None:
         return None
-    match = _SECONDS.compiled().fullmatch(value)
+    match = SECONDS.compiled().fullmatch(value[:MAX_HEADER_VALUE])
     if match is not None:
         return float(match.group(1))
     return _http_date_delay(value, now)
@@ -144,9 +146,6 @@ def _http_date_delay(value: str, now: float | None) -> float | None:
     return max(0.0, round(delay, 3))
 
 
-_DURATION_PART: Final = LazyPattern(r"(\d{1,12}(?:\.\d{1,9})?)(ms|h|m|s)")
-
-
 def parse_duration(text: Any) -> float | None:
     """Seconds in a duration string: ``"7s"``, ``"1.5s"``, ``"6m0s"``, ``"120ms"``, ``"2h"``.
 
@@ -157,7 +156,7 @@ def parse_duration(text: Any) -> float | None:
         return None
     total = 0.0
     pos = 0
-    for match in _DURATION_PART.compiled().finditer(text):
+    for match in DURATION_PART.compiled().finditer(text):
         if match.start() != pos:
             return None
         number, unit = float(match.group(1)), match.group(2)
@@ -218,10 +217,6 @@ def parse_body(body: Any) -> Any:
         return None
 
 
-_TITLE: Final = LazyPattern(r"(?i)<title[^>]{0,200}>([^<]{0,500})</title")
-_HEADING: Final = LazyPattern(r"(?i)<h1[^>]{0,200}>([^<]{0,500})</h1")
-
-
 def html_title(text: str) -> str | None:
     """The ``<title>`` (else first ``<h1>``) of an HTML page, or ``None`` if it is not HTML.
 
@@ -230,7 +225,7 @@ def html_title(text: str) -> str | None:
     head = text[:65536]
     if "<" not in head[:1024] or "html" not in head[:4096].lower():
         return None
-    match = _TITLE.compiled().search(head) or _HEADING.compiled().search(head)
+    match = HTML_TITLE.compiled().search(head) or HTML_HEADING.compiled().search(head)
     if match is None:
         return ""
     from html import unescape

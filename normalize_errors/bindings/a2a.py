@@ -41,9 +41,9 @@ read too. Every function imports the SDK only when it runs.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Final
 
+from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
 from .._signals import lower_headers, retry_after
 from ..exceptions import HarnessError, class_for_code
 from .jsonrpc import adopt, find_problem, from_jsonrpc, plain
@@ -260,8 +260,6 @@ def _from_task(
 
 # -- exceptions ---------------------------------------------------------------------------
 
-_JSONRPC_TEXT: Final = re.compile(r"JSON-RPC Error (-?\d+)")
-
 
 def _protocol_code(exc: BaseException) -> int | None:
     """The JSON-RPC code of an A2A protocol error, by its class (the SDK's own table)."""
@@ -315,7 +313,7 @@ def read(exc: BaseException) -> HarnessError | None:
         )
     code = _protocol_code(exc)
     if code is None:
-        found = _JSONRPC_TEXT.search(message)
+        found = A2A_JSONRPC_TEXT.compiled().search(message[:MAX_MESSAGE])
         code = int(found.group(1)) if found else None
     if code is None and "A2AClientError" in names:
         return class_for_code("upstream.invalid_response")(

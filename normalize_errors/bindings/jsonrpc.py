@@ -28,10 +28,10 @@ with ``origin`` set to ``tool`` when absent (section 7.3); for A2A it is wrapped
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._patterns import JSONRPC_UNKNOWN_TOOL, MAX_MESSAGE
 from .._registry import TYPE_URIS
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 
@@ -107,11 +107,6 @@ _TABLES: Final[dict[str | None, tuple[dict[int, str], str]]] = {
     "mcp": (MCP_CODES, "tool.execution_failed"),
     "a2a": (A2A_CODES, "upstream.unavailable"),
 }
-
-_UNKNOWN_TOOL: Final = re.compile(
-    r"unknown tool|no such tool|tool\b.{0,200}\b(?:not found|does not exist)", re.IGNORECASE
-)
-"""Messages of -32602 that mean the tool name is not offered (the MCP SDKs' wordings)."""
 
 
 def plain(err: HarnessError) -> HarnessError:
@@ -213,7 +208,11 @@ def _from_jsonrpc(error: Any, protocol: str | None) -> HarnessError:
         return adopt(received, protocol, upstream)
     table, default = _TABLES.get(protocol, _TABLES[None])
     harness_code = default if code is None else table.get(code, default)
-    if protocol == "mcp" and code == INVALID_PARAMS and _UNKNOWN_TOOL.search(message):
+    if (
+        protocol == "mcp"
+        and code == INVALID_PARAMS
+        and JSONRPC_UNKNOWN_TOOL.compiled().search(message[:MAX_MESSAGE])
+    ):
         harness_code = "output.unknown_tool"
     detail = f"{provider}: JSON-RPC error {code if code is not None else '(no code)'}"
     if message:

@@ -59,11 +59,11 @@ which have cassettes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final
 
+from .._patterns import GOOGLE_CANONICAL, GOOGLE_DAILY, GOOGLE_FUNCTION, MAX_MESSAGE
 from .._rules import (
     CONTEXT_WORDING,
     Facts,
@@ -108,10 +108,10 @@ NAME: Final = "google"
 ROOTS: Final = ("google.genai",)
 """The modules whose exceptions this adapter reads."""
 
-_CANONICAL: Final = re.compile(r"[A-Z][A-Z0-9_]{1,63}")
+_CANONICAL: Final = GOOGLE_CANONICAL.compiled()
 """A canonical status (``RESOURCE_EXHAUSTED``), as opposed to an HTTP reason phrase."""
 
-_DAILY: Final = re.compile(r"per(?:day|month)", re.IGNORECASE)
+_DAILY: Final = GOOGLE_DAILY.compiled()
 
 _CREDENTIAL_REASONS: Final = (
     "API_KEY_INVALID",
@@ -154,7 +154,7 @@ class _QuotaRule(Rule):
             return False
         for violation in sequence(facts.extra.get("violations")):
             quota = violation.get("quotaId") if isinstance(violation, dict) else None
-            if isinstance(quota, str) and _DAILY.search(quota):
+            if isinstance(quota, str) and _DAILY.search(quota[:256]):
                 return True
         return False
 
@@ -567,9 +567,7 @@ def _headers_of(response: Any) -> dict[str, str]:
     return lower_headers(field(response, "headers")) if response is not None else {}
 
 
-_FUNCTION: Final = re.compile(
-    r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})"
-)
+_FUNCTION: Final = GOOGLE_FUNCTION.compiled()
 
 
 def _api_error(exc: BaseException, qualname: str) -> HarnessError:
@@ -657,7 +655,7 @@ def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError 
 def _function_error(exc: BaseException, code: str, facts: Facts) -> HarnessError:
     """Automatic function calling: the tool failed, or the model's arguments do not fit."""
     message = facts.message or ""
-    match = _FUNCTION.search(message)
+    match = _FUNCTION.search(message[:MAX_MESSAGE])
     location = {"tool_name": match["name"]} if match else None
     name = f" {match['name']!r}" if match else ""
     if code == "output.invalid_tool_arguments":

@@ -33,6 +33,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from .._patterns import (
+    HTTP_CONNECTION,
+    HTTP_CUT_SHORT,
+    HTTP_DECODING,
+    HTTP_FOOTER,
+    HTTP_GFE_TITLE,
+    HTTP_MISUSE,
+    HTTP_QUERY,
+    HTTP_REDIRECT,
+    HTTP_RESET,
+    HTTP_RESPONSE,
+    HTTP_TIMEOUT,
+)
 from .._rules import Facts, Rule, build, classify, rule
 from .._signals import (
     MAX_MESSAGE,
@@ -156,39 +169,13 @@ _HTTPX_ROOTS: Final = frozenset({"httpx", "httpx2", "httpcore", "httpcore2"})
 _OTHER_ROOTS: Final = frozenset({"requests", "urllib3", "aiohttp"})
 
 PATTERNS: Final[tuple[tuple[re.Pattern[str], str, bool, str | None], ...]] = (
-    (re.compile(r"Redirect"), "upstream.invalid_response", False, None),
-    (
-        re.compile(r"ChunkLength|IncompleteRead|ChunkedEncoding|Payload"),
-        "upstream.unavailable",
-        True,
-        "connection_error",
-    ),
-    (
-        re.compile(
-            r"^(?:Invalid|Missing|NonHttp|URLRequired|Location|URLScheme|ProxyScheme"
-            r"|TimeoutState|BodyNotHttplib|Unrewindable|StreamConsumed|ClosedPool|HostChanged)"
-        ),
-        "harness.internal_error",
-        False,
-        None,
-    ),
-    (re.compile(r"Timeout"), "upstream.unavailable", True, "timeout"),
-    (
-        re.compile(r"Decod|ContentType|NotChunked|HeaderParsing"),
-        "upstream.invalid_response",
-        True,
-        None,
-    ),
-    (
-        re.compile(
-            r"Connect|Disconnect|Proxy|SSL|Certificate|NameResolution|Retry|Protocol|Pool"
-            r"|Fingerprint|Reset"
-        ),
-        "upstream.unavailable",
-        True,
-        "connection_error",
-    ),
-    (re.compile(r"ResponseError"), "upstream.unavailable", True, None),
+    (HTTP_REDIRECT.compiled(), "upstream.invalid_response", False, None),
+    (HTTP_CUT_SHORT.compiled(), "upstream.unavailable", True, "connection_error"),
+    (HTTP_MISUSE.compiled(), "harness.internal_error", False, None),
+    (HTTP_TIMEOUT.compiled(), "upstream.unavailable", True, "timeout"),
+    (HTTP_DECODING.compiled(), "upstream.invalid_response", True, None),
+    (HTTP_CONNECTION.compiled(), "upstream.unavailable", True, "connection_error"),
+    (HTTP_RESPONSE.compiled(), "upstream.unavailable", True, None),
 )
 """How ``requests``, ``urllib3`` and ``aiohttp`` exceptions are read: (class-name pattern,
 code, retryable, ``upstream.code``), tried in order on each class of the MRO from the most
@@ -219,9 +206,9 @@ _MESSAGE_KEYS: Final = (
 )
 _CODE_KEYS: Final = ("code", "error_code", "errorCode", "type")
 
-_FOOTER: Final = re.compile(r"<hr[^>]{0,80}>\s{0,20}<center>\s{0,20}([A-Za-z][\w.-]{0,40})", re.I)
-_RESET: Final = re.compile(r"reset reason: ([a-z][a-z ]{0,60}[a-z])")
-_GFE_TITLE: Final = re.compile(r"^Error \d{3} \(.{1,60}\)!!1$")
+_FOOTER: Final = HTTP_FOOTER.compiled()
+_RESET: Final = HTTP_RESET.compiled()
+_GFE_TITLE: Final = HTTP_GFE_TITLE.compiled()
 _ENVOY: Final = ("upstream connect error", "disconnect/reset before headers", "no healthy upstream")
 
 
@@ -248,7 +235,7 @@ def _gateway(text: str, title: str | None) -> str | None:
     low = head.lower()
     if "cf-error-details" in low or "/cdn-cgi/styles/" in low or "cf-wrapper" in low:
         return "cloudflare"
-    if title is not None and _GFE_TITLE.match(title):
+    if title is not None and _GFE_TITLE.match(title[:500]):
         return "google_front_end"
     if any(marker in low[:1024] for marker in _ENVOY):
         return "envoy"
@@ -413,7 +400,7 @@ def _qualname(exc: BaseException) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-_QUERY: Final = re.compile(r"\?[^\s'\"()<>?]{0,2000}=[^\s'\"()<>]{0,4000}")
+_QUERY: Final = HTTP_QUERY.compiled()
 """A query string inside a message (requests and urllib3 print the URL they failed on)."""
 
 
@@ -531,7 +518,7 @@ def _other(exc: BaseException) -> HarnessError | None:
         if cls.__module__.partition(".")[0] not in _OTHER_ROOTS:
             continue
         for pattern, code, retryable, vendor_code in PATTERNS:
-            if pattern.search(cls.__name__):
+            if pattern.search(cls.__name__[:256]):
                 return _fixed(exc, code, retryable, vendor_code, method=method, host=host)
     code, retryable = _INTERNAL
     return _fixed(exc, code, retryable, None, method=method, host=host)

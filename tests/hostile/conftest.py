@@ -1,8 +1,10 @@
 """Hypothesis profiles for the hostile suite, and a report of the slowest input seen.
 
 ``pytest tests/hostile`` runs the CI profile (a few hundred inputs per property);
-``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs many more. Either way the run ends
-with the number of inputs tried and the slowest single call, per function.
+``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs 5000 and
+``HYPOTHESIS_PROFILE=hostile-100k pytest tests/hostile`` 100,000 per property (hours on two
+cores). Either way the run ends with the number of inputs tried and the slowest single call,
+per function. ``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ settings.register_profile(
 settings.register_profile(
     "hostile",
     max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "hostile-100k",
+    max_examples=100_000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -166,6 +166,14 @@ BODIES = st.one_of(
             deep(5000),
             "[" * 5000 + "]" * 5000,
             "x" * 2_000_000,
+            # Context-window messages whose number is 100,000 digits (quadratic until cut).
+            '{"error": {"message": "This model\'s maximum context length is '
+            + "1" * 100_000
+            + ' tokens", "code": "context_length_exceeded"}}',
+            '{"type": "error", "error": {"type": "invalid_request_error", "message": '
+            '"prompt is too long: ' + "9" * 100_000 + '"}}',
+            '{"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "The input token '
+            "count (" + "3" * 100_000 + ') exceeds the maximum number of tokens allowed (1)"}}',
             '{"error": {"message": "' + "a" * 2_000_000 + '"}}',
             f'{{"error": {{"message": "Incorrect API key provided: {KEY}", '
             '"code": "invalid_api_key"}}',

@@ -1,0 +1,234 @@
+"""Every regular expression of the package, in one list, with its input bound.
+
+Read it top to bottom: each pattern says the longest text it is ever given (``bound``, in
+characters; the caller cuts the text first) and why one search over that text takes time
+linear in its length (``why``). Two rules make every pattern here linear:
+
+- no quantifier inside another quantifier (no ``(a+)+``, no ``(?:x|y{0,9})*``), so a match
+  attempt never explodes, and
+- every repetition is bounded (``\\d{1,12}``, ``[^<]{0,500}``) unless the pattern is anchored
+  (one attempt at one position), so each attempt at each position costs at most a constant.
+
+``tests/test_patterns.py`` checks both rules on every entry, checks that no other module
+compiles a pattern, and runs the worst inputs through the public entry points while
+recording the length of every text that reaches a pattern.
+
+Nothing is compiled at import: ``import normalize_errors`` must not load ``re``. Modules
+that are themselves imported on first use (the provider adapters, ``_rules``) compile their
+patterns when they are imported, as before; the others call ``compiled()`` at each use.
+
+The rule tables' message patterns (``message=`` of each ``Rule`` in the provider modules and
+``CONTEXT_WORDING`` in ``_rules``) are compiled by ``rule_pattern`` below. They all run on
+``Facts.lowered``, which is the vendor message cut to ``MAX_MESSAGE`` (2048) characters, and
+they follow the same two rules (checked by the same test).
+
+The credential patterns of ``_redact.py`` are not listed here yet: that module is being
+rewritten, and its patterns will move into the slot at the end of this file.
+"""
+
+from __future__ import annotations
+
+from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Final
+
+MAX_MESSAGE: Final = 2048
+"""Vendor messages are cut to this length before any pattern looks at them."""
+MAX_HEADER_VALUE: Final = 1024
+"""Header values are cut to this length when headers are read."""
+
+ALL: list[LazyPattern] = []
+"""Every pattern below, in order (the rule tables' patterns aside)."""
+
+
+def _pattern(source: str, bound: int | None, why: str) -> LazyPattern:
+    pattern = LazyPattern(source, bound, why)
+    ALL.append(pattern)
+    return pattern
+
+
+def rule_pattern(source: str) -> re.Pattern[str]:
+    """A rule table's message pattern, compiled (the table is built when its adapter loads).
+
+    Matched with ``search`` on ``Facts.lowered``: at most ``MAX_MESSAGE`` characters.
+    """
+    import re
+
+    return re.compile(source)
+
+
+# -- _signals: headers, durations, HTML pages ------------------------------------------------
+
+SECONDS: Final = _pattern(
+    r"\s{0,32}(\d{1,15}(?:\.\d{1,9})?)\s{0,32}",
+    MAX_HEADER_VALUE,
+    "fullmatch on a Retry-After or retry-after-ms value: one attempt, every repeat bounded.",
+)
+DURATION_PART: Final = _pattern(
+    r"(\d{1,12}(?:\.\d{1,9})?)(ms|h|m|s)",
+    64,
+    "finditer on a duration string of at most 64 characters (longer ones are refused).",
+)
+HTML_TITLE: Final = _pattern(
+    r"(?i)<title[^>]{0,200}>([^<]{0,500})</title",
+    65536,
+    "search in the first 64 KiB of a page; starts with a literal, at most 713 characters per try.",
+)
+HTML_HEADING: Final = _pattern(
+    r"(?i)<h1[^>]{0,200}>([^<]{0,500})</h1",
+    65536,
+    "search in the first 64 KiB of a page; starts with a literal, at most 707 characters per try.",
+)
+
+# -- _registry: codes ------------------------------------------------------------------------
+
+CODE: Final = _pattern(
+    r"(?:x-)?[a-z0-9_]+\.[a-z0-9_]+",
+    None,
+    "fullmatch on a code of any length: one attempt; the classes exclude the dot, so the first"
+    " repeat gives back each character at most once.",
+)
+
+# -- _rules: wording shared by every provider ------------------------------------------------
+
+RULE_ESCAPE: Final = _pattern(
+    r"\\.",
+    1000,
+    "sub on a rule table's own pattern source (written in this package), one character per try.",
+)
+CONTEXT_LIMITS: Final = (
+    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+    _pattern(
+        r"(?<!\d)(?P<observed>\d{1,12}) tokens? > (?P<value>\d{1,12}) maximum",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; digit runs bounded (and whole: not the tail"
+        " of a longer run), at most 38 characters per try.",
+    ),
+    # Anthropic: "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000"
+    _pattern(
+        r"context limit: (?P<observed>\d{1,12}) \+ (?P<more>\d{1,12}) > (?P<value>\d{1,12})",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded.",
+    ),
+    # Gemini: "The input token count (3475108) exceeds the maximum number of tokens allowed
+    # (1048576)."
+    _pattern(
+        r"input token count \((?P<observed>\d{1,12})\) exceeds.{0,60}?\((?P<value>\d{1,12})\)",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+    # OpenAI, vLLM, DeepSeek: "maximum context length is 8192 tokens. However, your messages
+    # resulted in 8227 tokens"
+    _pattern(
+        r"(?i)maximum context length is (?P<value>\d{1,12}) tokens.{0,80}?"
+        r"(?:resulted in|requested|you requested|have) (?P<observed>\d{1,12}) tokens",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+    _pattern(
+        r"(?i)maximum context length is (?P<value>\d{1,12}) tokens",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit run bounded.",
+    ),
+    # Mistral: "Prompt contains 40000 tokens ... too large for model with 32768 maximum context"
+    _pattern(
+        r"(?i)contains (?P<observed>\d{1,12}) tokens.{0,80}?with (?P<value>\d{1,12})"
+        r" maximum context",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+)
+RETRY_HINT: Final = _pattern(
+    r"(?P<n>\d{1,6}(?:\.\d{1,6})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b",
+    MAX_MESSAGE,
+    "match (anchored) right after 'try again in' and the like, in a message cut to MAX_MESSAGE.",
+)
+
+# -- providers/google.py ----------------------------------------------------------------------
+
+GOOGLE_CANONICAL: Final = _pattern(
+    r"[A-Z][A-Z0-9_]{1,63}",
+    None,
+    "fullmatch on a status of any length: one attempt that stops after 64 characters.",
+)
+GOOGLE_DAILY: Final = _pattern(
+    r"(?i)per(?:day|month)",
+    256,
+    "search for a literal in a quota id cut to 256 characters.",
+)
+GOOGLE_FUNCTION: Final = _pattern(
+    r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})",
+    MAX_MESSAGE,
+    "search in a message cut to MAX_MESSAGE; starts with a literal, at most 265 characters"
+    " per try.",
+)
+
+# -- providers/http.py ------------------------------------------------------------------------
+# Class names of requests, urllib3 and aiohttp exceptions (cut to 256 characters): literal
+# alternations, one character compared per alternative and position.
+
+HTTP_REDIRECT: Final = _pattern(r"Redirect", 256, "a literal, in a class name.")
+HTTP_CUT_SHORT: Final = _pattern(
+    r"ChunkLength|IncompleteRead|ChunkedEncoding|Payload", 256, "literals, in a class name."
+)
+HTTP_MISUSE: Final = _pattern(
+    r"^(?:Invalid|Missing|NonHttp|URLRequired|Location|URLScheme|ProxyScheme"
+    r"|TimeoutState|BodyNotHttplib|Unrewindable|StreamConsumed|ClosedPool|HostChanged)",
+    256,
+    "anchored literals, in a class name.",
+)
+HTTP_TIMEOUT: Final = _pattern(r"Timeout", 256, "a literal, in a class name.")
+HTTP_DECODING: Final = _pattern(
+    r"Decod|ContentType|NotChunked|HeaderParsing", 256, "literals, in a class name."
+)
+HTTP_CONNECTION: Final = _pattern(
+    r"Connect|Disconnect|Proxy|SSL|Certificate|NameResolution|Retry|Protocol|Pool"
+    r"|Fingerprint|Reset",
+    256,
+    "literals, in a class name.",
+)
+HTTP_RESPONSE: Final = _pattern(r"ResponseError", 256, "a literal, in a class name.")
+HTTP_FOOTER: Final = _pattern(
+    r"(?i)<hr[^>]{0,80}>\s{0,20}<center>\s{0,20}([A-Za-z][\w.-]{0,40})",
+    65536,
+    "search in the first 64 KiB of a page; starts with a literal, at most 173 characters per try.",
+)
+HTTP_RESET: Final = _pattern(
+    r"reset reason: ([a-z][a-z ]{0,60}[a-z])",
+    1024,
+    "search in the first 1024 characters of an Envoy text; starts with a literal.",
+)
+HTTP_GFE_TITLE: Final = _pattern(
+    r"^Error \d{3} \(.{1,60}\)!!1$",
+    500,
+    "match (anchored) on a page title, itself at most 500 characters.",
+)
+HTTP_QUERY: Final = _pattern(
+    r"\?[^\s'\"()<>?]{0,2000}=[^\s'\"()<>]{0,4000}",
+    1025,
+    "sub in an exception message cut to 1024 characters (and the ellipsis that marks the cut);"
+    " starts with a literal.",
+)
+
+# -- bindings: JSON-RPC, A2A ---------------------------------------------------------------------
+
+JSONRPC_UNKNOWN_TOOL: Final = _pattern(
+    r"(?i)unknown tool|no such tool|tool\b.{0,200}\b(?:not found|does not exist)",
+    MAX_MESSAGE,
+    "search in a JSON-RPC error message cut to 2048 characters; each alternative starts with"
+    " a literal and its one repeat is bounded (200).",
+)
+A2A_JSONRPC_TEXT: Final = _pattern(
+    r"JSON-RPC Error (-?\d{1,12})",
+    MAX_MESSAGE,
+    "search in an A2A exception message cut to 2048 characters; starts with a literal.",
+)
+
+# -- _redact.py: credentials -------------------------------------------------------------------
+# Slot for the redaction patterns: ``_redact.py`` is being rewritten and still compiles its
+# own (its ``LazyPattern`` objects). When it lands, its patterns move here, each with the
+# length it is cut to and why it is linear, and ``tests/test_patterns.py`` drops its
+# exemption for ``_redact.py``.
