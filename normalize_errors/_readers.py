@@ -45,7 +45,11 @@ __all__ = [
     "unregister_response_reader",
 ]
 
-BUILTIN: Final[dict[str, str]] = {}
+BUILTIN: Final[dict[str, str]] = {
+    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:read",
+    "pydantic_core": "normalize_errors.frameworks._common:from_model_output",
+    "json": "normalize_errors.frameworks._common:from_model_output",
+}
 """The library's own exception readers: module prefix -> ``"package.module:function"``,
 imported the first time an exception of that module is read."""
 
