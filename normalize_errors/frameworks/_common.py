@@ -78,7 +78,11 @@ def validation_error(
         errors = list(exc.errors(include_url=False))  # type: ignore[attr-defined]
     except Exception:
         errors = []
-    if errors and all(e.get("type") == "json_invalid" for e in errors):
+    if (
+        code == "output.schema_violation"
+        and errors
+        and all(e.get("type") == "json_invalid" for e in errors)
+    ):
         code = "output.malformed"
     where: dict[str, Any] = {"tool_name": tool_name} if tool_name else {}
     causes = []
@@ -164,7 +168,24 @@ def from_model_output(exc: BaseException) -> HarnessError | None:
     """
     if not parsed_by_framework(exc):
         return None
+    if _in_frames(exc, "langchain_core.tools") and "ValidationError" in names(exc):
+        tool = getattr(exc, "title", None)
+        return validation_error(
+            exc, code="output.invalid_tool_arguments", tool_name=str(tool) if tool else None
+        )
     return output_error(exc)
+
+
+def _in_frames(exc: BaseException, prefix: str) -> bool:
+    tb = exc.__traceback__
+    seen = 0
+    while tb is not None and seen < 200:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if isinstance(module, str) and module.startswith(prefix):
+            return True
+        tb = tb.tb_next
+        seen += 1
+    return False
 
 
 _NUMBER: Final = re.compile(r"-?\d+(?:\.\d+)?")
