@@ -49,6 +49,7 @@ BUILTIN: Final[dict[str, str]] = {
     "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:read",
     "langchain_core": "normalize_errors.frameworks.langchain:read",
     "agents": "normalize_errors.frameworks.agents:read",
+    "instructor": "normalize_errors.frameworks.instructor:read",
     "pydantic_core": "normalize_errors.frameworks._common:from_model_output",
     "json": "normalize_errors.frameworks._common:from_model_output",
 }
