@@ -29,7 +29,7 @@ from typing import Any, Final
 from .. import HarnessError, from_response, normalize
 from ._common import known, names, output_error, through
 
-__all__ = ["read"]
+__all__ = ["fallback_on", "read"]
 
 _API: Final = (
     ("ModelContextWindowExceededError", "context.window_exceeded", None),
@@ -233,3 +233,19 @@ def _failure(cause: BaseException | None) -> HarnessError | None:
             "output.schema_violation", str(cause), model_feedback=str(cause)
         )
     return normalize(cause)._clone()
+
+
+def fallback_on(exc: BaseException) -> bool:
+    """A ``FallbackModel(..., fallback_on=fallback_on)`` predicate fed by the harness answer.
+
+    Fall back to the next model when another model or provider may succeed: the failure is
+    the provider's (``upstream.*``: overloaded, rate-limited or a spent quota, credentials,
+    a request this model refuses) or a limit another model may not have (advice ``retry`` or
+    ``adjust``, e.g. ``context.window_exceeded``). Policy, output, tool, loop and harness
+    errors do not fall back: another model would get the same input from the same run. No
+    wait happens here, whatever the ``retry_after``: the next model is asked at once.
+    """
+    from .. import normalize
+
+    err = normalize(exc)
+    return err.category == "upstream" or err.advice in ("retry", "adjust")

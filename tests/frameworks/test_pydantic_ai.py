@@ -212,3 +212,23 @@ def test_a_users_own_validation_error_is_not_the_models() -> None:
     """Person.model_validate in user code: harness.internal_error, not an output error."""
     exc = raised(lambda: Person.model_validate({"age": "x"}))
     assert normalize(exc).code == "harness.internal_error"
+
+
+def test_fallback_on_falls_back_on_provider_failures_only() -> None:
+    """A spent quota falls back to the next model; a content filter or a bug does not."""
+    from normalize_errors.frameworks.pydantic_ai import fallback_on
+
+    model = FallbackModel(
+        cassette_model("openai", "insufficient_quota_429"),
+        cassette_model("openai", "finish_length_200"),
+        fallback_on=fallback_on,
+    )
+    assert Agent(model).run_sync("hi").output
+    filtered = FunctionModel(lambda m, i: ModelResponse(parts=[], finish_reason="content_filter"))
+    exc = raised(lambda: Agent(filtered).run_sync("hi"))
+    assert fallback_on(exc) is False
+    assert fallback_on(ValueError("bug")) is False
+    window = raised(
+        lambda: Agent(cassette_model("openai", "context_length_exceeded_400")).run_sync("hi")
+    )
+    assert fallback_on(window) is True

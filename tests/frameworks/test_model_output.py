@@ -1,0 +1,36 @@
+"""pydantic ValidationError / JSONDecodeError are the model's only when a framework or SDK was
+parsing model output (its frames in the traceback); from the user's own code they are not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.utils.json import parse_json_markdown
+from pydantic import BaseModel
+
+from normalize_errors import normalize
+
+from ..support import raised, valid
+
+
+class Person(BaseModel):
+    age: int
+
+
+def test_the_users_own_parsing_errors_are_internal() -> None:
+    """json.loads and model_validate in user code: harness.internal_error."""
+    assert normalize(raised(lambda: json.loads("{bad"))).code == "harness.internal_error"
+    assert normalize(raised(lambda: Person.model_validate({}))).code == "harness.internal_error"
+
+
+def test_a_framework_parsing_model_output_makes_it_an_output_error() -> None:
+    """LangChain's JSON helper on a model's reply: output.malformed with feedback."""
+    exc = raised(lambda: parse_json_markdown("not json at all"))
+    assert isinstance(exc, json.JSONDecodeError)
+    err = valid(normalize(exc))
+    assert err.code == "output.malformed"
+    assert "not valid JSON" in (err.model_feedback or "")
