@@ -13,7 +13,8 @@ catch-all whose message decides (its wording is not a stable API; unknown wordin
 * ``MaxTurnsExceeded`` -> ``loop.max_turns_exceeded`` with ``limit`` (turns, from the text);
   ``ModelRefusalError`` -> ``policy.model_refusal`` (``policy.content_filtered`` for the SDK's
   fixed content-filter text); guardrail tripwires -> ``policy.guardrail_triggered`` (the
-  guardrail's name in ``upstream``, the tool's in ``location``); ``ToolTimeoutError`` ->
+  guardrail's name and the stage in ``upstream``; the SDK's tool guardrail exceptions do not
+  name the tool); ``ToolTimeoutError`` ->
   ``tool.timeout``; ``ModelTimeoutError`` -> ``upstream.unavailable``; ``UserError`` "Error
   running tool X" -> ``tool.execution_failed`` (else ``harness.internal_error``);
   ``MCPToolCancellationError`` -> ``tool.not_available``; sandbox errors by kind.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .. import HarnessError
+from .. import HarnessError, from_response
 from ._common import known, names, output_error
 
 __all__ = ["read", "retry_policy"]
@@ -33,6 +34,13 @@ _TURNS: Final = re.compile(r"Max turns \((\d+)\) exceeded")
 _TOOL: Final = re.compile(r"Tool (\S+) not found")
 _TOOL_JSON: Final = re.compile(r"Invalid JSON input for tool (\S+?):?(?:\s|$)")
 _RUN_TOOL: Final = re.compile(r"Error running tool (\S+?):")
+_ERROR_EVENT: Final = re.compile(r"code=([\w.-]+)(?:; message=(.*?))?(?:; param=.*)?\.?$", re.S)
+_STAGES: Final = (
+    ("ToolInput", "tool_input"),
+    ("ToolOutput", "tool_output"),
+    ("Input", "input"),
+    ("Output", "output"),
+)
 _FILTERED: Final = "Response withheld by the provider's content filter."
 
 
@@ -135,6 +143,13 @@ def _behaviour(exc: BaseException, text: str) -> HarnessError:
         return HarnessError.from_code("output.malformed", text, model_feedback=text, upstream=facts)
     if "stream ended" in text:
         lowered = text.lower()
+        event = _ERROR_EVENT.search(text)
+        if event is not None:  # an error event: read like the provider's own error body
+            body = {"error": {"code": event.group(1), "message": event.group(2) or text}}
+            err = from_response(None, {}, body, provider="openai")
+            if err.code != "harness.internal_error":
+                err.upstream = {**err.upstream, **facts}
+                return err
         if "max_output_tokens" in lowered:
             return HarnessError.from_code("output.truncated", text, upstream=facts)
         if "content_filter" in lowered:
@@ -153,24 +168,15 @@ def _guardrail(exc: BaseException, found: set[str]) -> HarnessError:
         name = getter() if callable(getter) else getattr(guardrail, "name", None)
     except Exception:
         name = None
-    kind = next(
-        (
-            k
-            for k in ("ToolInput", "ToolOutput", "Input", "Output")
-            if f"{k}GuardrailTripwire" in "".join(found)
-        ),
-        "",
+    joined = "".join(found)
+    stage = next(
+        (label for kind, label in _STAGES if f"{kind}GuardrailTripwireTriggered" in joined),
+        None,
     )
-    location = None
-    data = getattr(exc, "data", None)
-    tool = getattr(getattr(data, "context", None), "tool_name", None)
-    if kind.startswith("Tool") and tool:
-        location = {"tool_name": str(tool)}
     return HarnessError.from_code(
         "policy.guardrail_triggered",
         _text(exc),
-        location=location,
-        upstream=_facts(exc, guardrail=str(name) if name else None, stage=kind.lower() or None),
+        upstream=_facts(exc, guardrail=str(name) if name else None, stage=stage),
     )
 
 

@@ -228,3 +228,102 @@ def test_the_retry_policy_follows_the_harness_answer() -> None:
     assert (err.code, err.retryable, models[1][1]) == ("upstream.rate_limited", False, [1])
     err = valid(normalize(day))
     assert (err.retry_after, models[2][1]) == (86400.0, [1])
+
+
+def streamed(name: str) -> HarnessError:
+    """Runner.run_streamed over the SDK's Responses model, a real AsyncOpenAI serving an SSE
+    cassette; the stream's terminal failure as the harness error."""
+    import openai
+    from agents import OpenAIResponsesModel
+
+    from normalize_errors.providers._calls import http_library
+
+    from ..support import recorded
+
+    http = http_library("openai")
+    status, headers, body = recorded("openai", name)
+
+    async def answer(request: Any) -> Any:
+        return http.Response(status, headers=headers, content=body)
+
+    client = openai.AsyncOpenAI(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=http.AsyncClient(transport=http.MockTransport(answer)),
+    )
+    agent = Agent(name="a", model=OpenAIResponsesModel("gpt-4o", openai_client=client))
+
+    async def main() -> None:
+        result = Runner.run_streamed(agent, "hi")
+        async for _ in result.stream_events():
+            pass
+
+    exc = raised(lambda: asyncio.run(main()))
+    return valid(normalize(exc))
+
+
+def test_a_stream_that_ends_incomplete_or_on_an_error_event() -> None:
+    """response.incomplete (max_output_tokens) -> output.truncated; an error event's code."""
+    assert streamed("responses_stream_incomplete").code == "output.truncated"
+    failed = streamed("responses_stream_failed_server_error")
+    assert (failed.code, failed.retryable) == ("upstream.unavailable", True)
+
+
+def test_output_and_tool_guardrails() -> None:
+    """An output guardrail and a tool input guardrail that trip (raise_exception)."""
+    from agents import (
+        ToolGuardrailFunctionOutput,
+        output_guardrail,
+        tool_input_guardrail,
+    )
+
+    @output_guardrail
+    async def no_pii(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered=True)
+
+    out = run(Agent(name="a", model=Scripted(message("ok")), output_guardrails=[no_pii]))
+    assert out.code == "policy.guardrail_triggered"
+    assert (out.upstream["guardrail"], out.upstream["stage"]) == ("no_pii", "output")
+
+    @tool_input_guardrail
+    def deny(data: Any) -> ToolGuardrailFunctionOutput:
+        return ToolGuardrailFunctionOutput.raise_exception(output_info="no")
+
+    @function_tool(tool_input_guardrails=[deny])
+    def guarded(x: int) -> int:
+        """Guarded."""
+        return x
+
+    tool = run(Agent(name="a", model=Scripted(call("guarded", '{"x": 1}')), tools=[guarded]))
+    assert tool.code == "policy.guardrail_triggered"
+    assert (tool.upstream["guardrail"], tool.upstream["stage"]) == ("deny", "tool_input")
+
+
+class Slow(Scripted):
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        await asyncio.sleep(1)
+        return await super().get_response(*args, **kwargs)
+
+
+def test_a_model_call_timeout() -> None:
+    """ModelSettings(timeout=...) over a slow model: ModelTimeoutError -> upstream.unavailable."""
+    from agents import ModelSettings
+
+    agent = Agent(name="a", model=Slow(message("late")), model_settings=ModelSettings(timeout=0.01))
+    err = run(agent)
+    assert (err.code, err.retryable, err.upstream["code"]) == (
+        "upstream.unavailable",
+        True,
+        "timeout",
+    )
+
+
+def test_sandbox_errors_by_kind() -> None:
+    """The SDK's own sandbox exception classes (constructed: running a sandbox needs a
+    container): a command timeout and a path escaping the root."""
+    from agents.sandbox.errors import ExecTimeoutError, InvalidManifestPathError
+
+    timeout = valid(normalize(ExecTimeoutError(command=["sleep", "9"], timeout_s=1.0)))
+    assert timeout.code == "tool.timeout"
+    escape = valid(normalize(InvalidManifestPathError(rel="../etc", reason="escape_root")))
+    assert escape.code == "tool.sandbox_violation"
