@@ -5,20 +5,27 @@
   ``ValidationError`` read with its pointers, or whatever the attempt raised).
 * ``InstructorRetryException`` without failed attempts (the API call itself failed): read
   through the vendor exception it wraps (its ``__cause__``), e.g. ``upstream.rate_limited``.
-* ``IncompleteOutputException``: ``output.truncated``; ``TokenBudgetError`` /
-  ``TokenBudgetExceeded``: ``loop.budget_exceeded``; instructor's ``ValidationError``:
+* A refusal instead of the answer ("Unable to generate a response due to ..."):
+  ``policy.model_refusal``.
+* ``IncompleteOutputException``: ``output.truncated``; ``TokenBudgetExceeded`` (a
+  ``token_budget`` spent): ``loop.budget_exceeded`` with ``limit`` {tokens, budget, used};
+  ``TokenUsageUnavailableError``: ``harness.internal_error``; instructor's ``ValidationError``:
   ``output.schema_violation``; ``ResponseParsingError``: ``output.malformed``;
   ``ConfigurationError``/``ModeError``: ``harness.internal_error``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 from .. import HarnessError
 from ._common import known, names, output_error, through
 
 __all__ = ["read"]
+
+_REFUSED: Final = re.compile(r"Unable to generate a response due to (.+)", re.S)
+_USED: Final = re.compile(r"after (\d+) tokens")
 
 
 def _facts(exc: BaseException) -> dict[str, Any]:
@@ -33,14 +40,16 @@ def _first_line(exc: BaseException) -> str:
 def read(exc: BaseException) -> HarnessError | None:
     """The harness error for an instructor exception, or ``None``."""
     found = names(exc)
+    if "TokenUsageUnavailableError" in found:
+        return HarnessError.from_code(
+            "harness.internal_error", _first_line(exc), upstream=_facts(exc)
+        )
+    if "TokenBudgetError" in found or "TokenBudgetExceeded" in found:
+        return _budget(exc)
     if "InstructorRetryException" in found:
         return _retries(exc)
     if "IncompleteOutputException" in found:
         return HarnessError.from_code("output.truncated", _first_line(exc), upstream=_facts(exc))
-    if "TokenBudgetError" in found or "TokenBudgetExceeded" in found:
-        return HarnessError.from_code(
-            "loop.budget_exceeded", _first_line(exc), upstream=_facts(exc)
-        )
     if "ResponseParsingError" in found:
         return HarnessError.from_code(
             "output.malformed", _first_line(exc), model_feedback=str(exc), upstream=_facts(exc)
@@ -61,16 +70,31 @@ def read(exc: BaseException) -> HarnessError | None:
     return None
 
 
-def _retries(exc: BaseException) -> HarnessError | None:
-    attempts = getattr(exc, "failed_attempts", None) or []
+def _budget(exc: BaseException) -> HarnessError:
+    """``token_budget`` spent: ``loop.budget_exceeded`` with the budget and the tokens used."""
+    limit: dict[str, Any] = {"name": "tokens"}
+    budget = getattr(exc, "budget", None)
+    if isinstance(budget, (int, float)):
+        limit["value"] = float(budget)
+    used = _USED.search(str(exc))
+    if used is not None:
+        limit["observed"] = float(used.group(1))
     count = getattr(exc, "n_attempts", None)
-    if not attempts:
-        inner = known(exc.__cause__)
-        if inner is not None and isinstance(count, int):
-            inner.attempts = count
-        return inner
+    causes = _attempts(exc)
+    return HarnessError.from_code(
+        "loop.budget_exceeded",
+        _first_line(exc),
+        limit=limit if "value" in limit else None,
+        attempts=count if isinstance(count, int) else None,
+        causes=causes,
+        upstream=_facts(exc),
+    )
+
+
+def _attempts(exc: BaseException) -> list[HarnessError]:
+    """One error per failed attempt, most recent first."""
     causes = []
-    for attempt in reversed(attempts):
+    for attempt in reversed(getattr(exc, "failed_attempts", None) or []):
         failure = getattr(attempt, "exception", None)
         if not isinstance(failure, BaseException):
             continue
@@ -79,6 +103,23 @@ def _retries(exc: BaseException) -> HarnessError | None:
         if isinstance(number, int):
             err.attempts = number
         causes.append(err)
+    return causes
+
+
+def _retries(exc: BaseException) -> HarnessError | None:
+    attempts = getattr(exc, "failed_attempts", None) or []
+    count = getattr(exc, "n_attempts", None)
+    if not attempts:
+        refused = _REFUSED.match(str(exc.__cause__ or ""))
+        if refused is not None:
+            return HarnessError.from_code(
+                "policy.model_refusal", refused.group(1), upstream=_facts(exc)
+            )
+        inner = known(exc.__cause__)
+        if inner is not None and isinstance(count, int):
+            inner.attempts = count
+        return inner
+    causes = _attempts(exc)
     total = count if isinstance(count, int) else len(attempts)
     last = causes[0] if causes else None
     return HarnessError.from_code(

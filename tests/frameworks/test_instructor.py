@@ -27,7 +27,7 @@ class Person(BaseModel):
     age: int
 
 
-def create(name: str, provider: str = "openai", retries: int = 2) -> HarnessError:
+def create(name: str, provider: str = "openai", retries: int = 2, **options: Any) -> HarnessError:
     http = http_library("openai")
     status, headers, body = recorded(provider, name)
 
@@ -47,6 +47,7 @@ def create(name: str, provider: str = "openai", retries: int = 2) -> HarnessErro
             response_model=Person,
             max_retries=retries,
             messages=[{"role": "user", "content": "hi"}],
+            **options,
         )
     )
     err = valid(normalize(exc))
@@ -73,3 +74,62 @@ def test_an_api_error_is_read_through_the_vendor_exception() -> None:
 def test_incomplete_output_is_truncated() -> None:
     """finish_reason length: IncompleteOutputException -> output.truncated."""
     assert create("finish_length_200").code == "output.truncated"
+
+
+def test_a_spent_token_budget_is_a_budget_limit() -> None:
+    """token_budget smaller than one attempt's usage: loop.budget_exceeded with the numbers.
+
+    The body is finish_length_200's recorded completion (usage included) with its content
+    and finish reason changed to an answer that fails validation: constructed in the test.
+    """
+    import json
+
+    http = http_library("openai")
+    status, headers, raw = recorded("openai", "finish_length_200")
+    body = json.loads(raw)
+    body["choices"][0]["message"]["content"] = '{"age": "old"}'
+    body["choices"][0]["finish_reason"] = "stop"
+    content = json.dumps(body).encode()
+
+    def answer(request: Any) -> Any:
+        return http.Response(status, headers=headers, content=content)
+
+    client = instructor.from_openai(
+        openai.OpenAI(
+            api_key="sk-test",
+            max_retries=0,
+            http_client=http.Client(transport=http.MockTransport(answer)),
+        ),
+        mode=instructor.Mode.JSON,
+    )
+    exc = raised(
+        lambda: client.chat.completions.create(
+            model="gpt-4o-mini",
+            response_model=Person,
+            max_retries=3,
+            token_budget=10,
+            messages=[{"role": "user", "content": "hi"}],
+        )
+    )
+    err = valid(normalize(exc))
+    assert err.code == "loop.budget_exceeded"
+    assert err.limit is not None
+    assert (err.limit["name"], err.limit["value"]) == ("tokens", 10.0)
+    assert err.limit["observed"] >= 10
+    assert [c.code for c in err.causes] == ["output.schema_violation"]
+
+
+def test_a_refusal_is_a_model_refusal() -> None:
+    """A refusal instead of the structured answer: policy.model_refusal with its text."""
+    err = create("refusal_structured_output_200")
+    assert (err.code, err.detail) == (
+        "policy.model_refusal",
+        "I'm sorry, I cannot assist with that request.",
+    )
+
+
+def test_a_budget_that_cannot_be_enforced_is_an_internal_error() -> None:
+    """token_budget on a response without usage: TokenUsageUnavailableError, not a limit."""
+    err = create("tool_call_arguments_truncated_json", token_budget=10)
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert err.upstream["exception"].endswith("TokenUsageUnavailableError")
