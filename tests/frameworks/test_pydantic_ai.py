@@ -232,3 +232,18 @@ def test_fallback_on_falls_back_on_provider_failures_only() -> None:
         lambda: Agent(cassette_model("openai", "context_length_exceeded_400")).run_sync("hi")
     )
     assert fallback_on(window) is True
+
+
+def test_a_cancelled_run_is_harness_cancelled() -> None:
+    """CancellationToken.cancel() while the model works: RunCancelled -> harness.cancelled."""
+    from pydantic_ai import CancellationToken
+
+    token = CancellationToken()
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        token.cancel()
+        await asyncio.sleep(1)
+        return ModelResponse(parts=[TextPart("late")])
+
+    err = run(Agent(FunctionModel(slow)), cancellation_token=token)
+    assert (err.code, err.retryable) == ("harness.cancelled", False)
