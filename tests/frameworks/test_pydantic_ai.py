@@ -43,8 +43,14 @@ def cassette_model(provider: str, name: str) -> OpenAIChatModel:
     return OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(openai_client=client))
 
 
+def sync(agent: Agent[Any, Any], **options: Any) -> Any:
+    """``agent.run`` in a fresh event loop that is closed afterwards (``run_sync`` leaves its
+    loop open, and the warnings errors make of its unclosed sockets land in later tests)."""
+    return asyncio.run(agent.run("hi", **options))
+
+
 def run(agent: Agent[Any, Any], **options: Any) -> HarnessError:
-    exc = raised(lambda: agent.run_sync("hi", **options))
+    exc = raised(lambda: sync(agent, **options))
     err = valid(normalize(exc))
     assert err.__cause__ is exc
     return err
@@ -69,7 +75,7 @@ def test_http_errors_read_through_the_openai_exception() -> None:
 
 def test_without_a_cause_the_status_and_body_decide() -> None:
     """A ModelHTTPError raised by pydantic-ai itself (no SDK cause) is read from its fields."""
-    exc = raised(lambda: Agent(cassette_model("openai", "overloaded_503")).run_sync("hi"))
+    exc = raised(lambda: sync(Agent(cassette_model("openai", "overloaded_503"))))
     exc.__cause__ = None
     err = normalize(exc)
     assert (err.code, err.upstream["status"]) == ("upstream.overloaded", 503)
@@ -223,13 +229,13 @@ def test_fallback_on_falls_back_on_provider_failures_only() -> None:
         cassette_model("openai", "finish_length_200"),
         fallback_on=fallback_on,
     )
-    assert Agent(model).run_sync("hi").output
+    assert sync(Agent(model)).output
     filtered = FunctionModel(lambda m, i: ModelResponse(parts=[], finish_reason="content_filter"))
-    exc = raised(lambda: Agent(filtered).run_sync("hi"))
+    exc = raised(lambda: sync(Agent(filtered)))
     assert fallback_on(exc) is False
     assert fallback_on(ValueError("bug")) is False
     window = raised(
-        lambda: Agent(cassette_model("openai", "context_length_exceeded_400")).run_sync("hi")
+        lambda: sync(Agent(cassette_model("openai", "context_length_exceeded_400")))
     )
     assert fallback_on(window) is True
 
