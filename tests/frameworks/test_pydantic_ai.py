@@ -234,9 +234,7 @@ def test_fallback_on_falls_back_on_provider_failures_only() -> None:
     exc = raised(lambda: sync(Agent(filtered)))
     assert fallback_on(exc) is False
     assert fallback_on(ValueError("bug")) is False
-    window = raised(
-        lambda: sync(Agent(cassette_model("openai", "context_length_exceeded_400")))
-    )
+    window = raised(lambda: sync(Agent(cassette_model("openai", "context_length_exceeded_400"))))
     assert fallback_on(window) is True
 
 
