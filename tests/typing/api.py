@@ -56,3 +56,18 @@ async def decorators_are_transparent() -> None:
     assert_type(plain(1), str)
     call: Callable[[int], Coroutine[Any, Any, int]] = later
     assert_type(await call(1), int)
+
+
+async def retries_keep_the_result_type() -> None:
+    """retrying()(fn, ...) returns what fn returns; async_retrying()(fn) is awaited to it."""
+    from normalize_errors.retry import async_retrying, repair, retrying
+
+    def number(x: int) -> int:
+        return x
+
+    async def later(x: int) -> str:
+        return str(x)
+
+    assert_type(retrying()(number, 1), int)
+    assert_type(await async_retrying()(later, 1), str)
+    assert_type(repair(lambda feedback: 1.5), float)
