@@ -146,17 +146,26 @@ def _qualname(exc: BaseException) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+_PARSING: Final = ("json", "pydantic", "pydantic_core", "typing", "functools", "re")
+
+
 def parsed_by_framework(exc: BaseException) -> bool:
-    """True when a frame of ``exc``'s traceback is in a framework or SDK that parses output."""
+    """True when the code that raised ``exc`` is a framework or SDK parsing model output.
+
+    The innermost frame outside the parsers themselves (``json``, ``pydantic``) decides: a
+    ``JSONDecodeError`` from ``httpx``'s ``Response.json()`` under a framework call is not
+    the model's, one from LangChain's JSON output helper is.
+    """
     tb = exc.__traceback__
+    caller = ""
     seen = 0
-    while tb is not None and seen < 200:
+    while tb is not None and seen < 1000:
         module = tb.tb_frame.f_globals.get("__name__", "")
-        if isinstance(module, str) and module.startswith(MODEL_OUTPUT_PARSERS):
-            return True
+        if isinstance(module, str) and module.partition(".")[0] not in _PARSING:
+            caller = module
         tb = tb.tb_next
         seen += 1
-    return False
+    return caller.startswith(MODEL_OUTPUT_PARSERS)
 
 
 def from_model_output(exc: BaseException) -> HarnessError | None:

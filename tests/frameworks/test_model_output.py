@@ -34,3 +34,16 @@ def test_a_framework_parsing_model_output_makes_it_an_output_error() -> None:
     err = valid(normalize(exc))
     assert err.code == "output.malformed"
     assert "not valid JSON" in (err.model_feedback or "")
+
+
+def test_a_json_error_from_an_http_body_under_a_framework_is_not_the_models() -> None:
+    """httpx's Response.json() on a non-JSON body, called from LangChain code: not output."""
+    from langchain_core.runnables import RunnableLambda
+
+    from normalize_errors.providers._calls import http_library
+
+    http = http_library("openai")
+    response = http.Response(200, content=b"<html>gateway</html>")
+    exc = raised(lambda: RunnableLambda(lambda _: response.json()).invoke(None))
+    assert isinstance(exc, json.JSONDecodeError)
+    assert normalize(exc).code == "harness.internal_error"
