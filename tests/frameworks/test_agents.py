@@ -327,3 +327,18 @@ def test_sandbox_errors_by_kind() -> None:
     assert timeout.code == "tool.timeout"
     escape = valid(normalize(InvalidManifestPathError(rel="../etc", reason="escape_root")))
     assert escape.code == "tool.sandbox_violation"
+
+
+def test_invalid_final_output_with_model_data_logging_keeps_the_pointer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OPENAI_AGENTS_DONT_LOG_MODEL_DATA=0 (read at import, so patched here): the SDK keeps
+    the ValidationError, and the answer is a schema violation at /age."""
+    from agents import _debug
+
+    monkeypatch.setattr(_debug, "DONT_LOG_MODEL_DATA", False)
+    agent = Agent(name="a", model=Scripted(message('{"age": "old"}')), output_type=Person)
+    err = run(agent)
+    assert err.code == "output.schema_violation"
+    assert err.location == {"pointer": "/age"}
+    assert "/age" in (err.model_feedback or "")
