@@ -253,7 +253,7 @@ def async_retrying(
 
 
 def _repairable(err: HarnessError) -> bool:
-    return err.model_recoverable and not err.retryable and err.feedback_for_model() is not None
+    return err.model_recoverable and err.feedback_for_model() is not None
 
 
 def _repair_step(
@@ -286,7 +286,7 @@ def repair(call: Callable[[str | None], _T], *, attempts: int = 3, total: float 
 
     ``call`` gets ``None`` first, then the last error's ``feedback_for_model()``: add it to
     the conversation and ask again. Only errors the model can fix (``model_recoverable``,
-    not ``retryable``, with feedback) are repaired; any other error is raised at once as a
+    with ``model_feedback``) are repaired; any other error is raised at once as a
     ``HarnessError``. After ``attempts`` calls (or ``total`` seconds) it raises
     ``output.retries_exhausted`` with every failure in ``causes``, most recent first.
     Combine with ``retrying()`` inside ``call`` for transient failures.

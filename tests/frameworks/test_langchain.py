@@ -122,3 +122,22 @@ def test_with_retry_retries_only_what_is_retryable() -> None:
     raised(lambda: calling("insufficient_quota_429").invoke("hi"))
     assert calls.count("insufficient_quota_429") == 1
     assert retry_if(ToolException("x")) is False
+
+
+def test_the_repair_loop_re_prompts_with_the_parsers_feedback() -> None:
+    """repair(): a reply with no JSON, then a valid one once the feedback is in the prompt."""
+    from normalize_errors.retry import repair
+
+    model = FakeListChatModel(responses=["Sure! Here it is.", '{"age": 3}'])
+    chain = model | PydanticOutputParser(pydantic_object=Person)
+    prompts: list[str] = []
+
+    def ask(feedback: str | None) -> Person:
+        prompt = "How old?" + (f"\n{feedback}" if feedback else "")
+        prompts.append(prompt)
+        result: Person = chain.invoke(prompt)
+        return result
+
+    assert repair(ask) == Person(age=3)
+    assert len(prompts) == 2
+    assert prompts[1].endswith("Answer with valid JSON only.")
