@@ -182,7 +182,7 @@ def _nested_json(depth: int) -> str:
 
 
 def _nested_group(depth: int) -> BaseException:
-    group: BaseException = TimeoutError("t")
+    group: Exception = TimeoutError("t")
     for _ in range(depth):
         group = ExceptionGroup("g", [group, ConnectionError("c")])
     return group

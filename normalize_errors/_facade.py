@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from types import ModuleType
-    from typing import Any, TypeVar
+    from typing import Any, Final, TypeVar
 
     from .providers import Adapter
 
@@ -42,29 +42,75 @@ def _qualname(exc: BaseException) -> str:
 _STDLIB_UNAVAILABLE = ("ConnectionError", "SSLError", "gaierror", "herror")
 
 
-def _builtin(exc: BaseException) -> HarnessError:
-    """An exception of the standard library, or of code the library does not know."""
+def _stdlib(exc: BaseException) -> HarnessError | None:
+    """The answer for the standard library's cancellation, timeout and connection errors."""
     names = {klass.__name__ for klass in type(exc).__mro__}
-    facts = {"exception": _qualname(exc), "message": safe_text(exc)}
     if "CancelledError" in names or isinstance(exc, KeyboardInterrupt):
         return class_for_code("harness.cancelled")(
-            "The call was cancelled.", retryable=False, upstream=facts
+            "The call was cancelled.",
+            retryable=False,
+            upstream={"exception": _qualname(exc), "message": safe_text(exc)},
         )
     if "TimeoutError" in names or "timeout" in names:
         return class_for_code("upstream.unavailable")(
-            "The call timed out.", retryable=True, upstream={**facts, "code": "timeout"}
+            "The call timed out.",
+            retryable=True,
+            upstream={"exception": _qualname(exc), "message": safe_text(exc), "code": "timeout"},
         )
     if names.intersection(_STDLIB_UNAVAILABLE):
+        message = safe_text(exc)
         return class_for_code("upstream.unavailable")(
-            f"The connection failed: {facts['message'] or type(exc).__name__}.",
+            f"The connection failed: {message or type(exc).__name__}.",
             retryable=True,
-            upstream={**facts, "code": "connection_error"},
+            upstream={
+                "exception": _qualname(exc),
+                "message": message,
+                "code": "connection_error",
+            },
         )
+    return None
+
+
+def _internal(exc: BaseException) -> HarnessError:
+    """An exception of code the library does not know: ``harness.internal_error``."""
+    message = safe_text(exc)
     return HarnessInternalError(
-        f"{type(exc).__name__}: {facts['message']}" if facts["message"] else type(exc).__name__,
+        f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
         retryable=False,
-        upstream=facts,
+        upstream={"exception": _qualname(exc), "message": message},
     )
+
+
+MAX_CHAIN: Final = 8
+"""Most links of an unknown exception's ``__cause__``/``__context__`` chain that are read."""
+
+
+def _chained(exc: BaseException) -> BaseException | None:
+    """The exception ``exc`` was raised from (``__cause__``), else during (``__context__``)."""
+    cause = exc.__cause__
+    if cause is None and not exc.__suppress_context__:
+        cause = exc.__context__
+    return cause
+
+
+def _through_chain(exc: BaseException, provider: str | None) -> HarnessError | None:
+    """The answer of the first exception in ``exc``'s chain that the library knows.
+
+    At most ``MAX_CHAIN`` links are read and a link seen before ends the walk, so a cyclic
+    or endless chain cannot hang ``normalize``. The answer is a copy: an error found in the
+    chain is never modified, and the copy's ``__cause__`` becomes ``exc``.
+    """
+    seen = {id(exc)}
+    link = _chained(exc)
+    for _ in range(MAX_CHAIN):
+        if link is None or id(link) in seen:
+            return None
+        seen.add(id(link))
+        found = _known(link, provider)
+        if found is not None:
+            return found._clone() if found is link else found
+        link = _chained(link)
+    return None
 
 
 _GROUP_TYPES: dict[type, bool] = {}
@@ -89,11 +135,26 @@ def _group_members(exc: BaseException) -> list[BaseException] | None:
 MAX_GROUP_MEMBERS = 256
 """Most members of an exception group, nested groups included, that are normalized."""
 
+_GENERIC: Final = frozenset({"upstream.unavailable", "harness.internal_error"})
+
+
+def _precedence(item: tuple[int, HarnessError]) -> tuple[bool, bool, int]:
+    index, err = item
+    return (err.retryable, err.code in _GENERIC, index)
+
 
 def _group(inner: list[BaseException], provider: str | None, budget: list[int]) -> HarnessError:
-    # Only what ``causes`` keeps is normalized: the first member (the error), the next
-    # MAX_CAUSES - 1 and the last. ``budget`` counts members over nested groups, so a group
-    # that holds the same group many times over stays cheap; once spent, only first members.
+    """The error of an exception group: its most telling member, the others as ``causes``.
+
+    Only what ``causes`` keeps is normalized: the first ``MAX_CAUSES`` members and the last.
+    ``budget`` counts members over nested groups, so a group that holds the same group many
+    times over stays cheap; once spent, only first members are read.
+
+    Precedence among the members read: a non-retryable member before a retryable one (so the
+    group is retryable only when every member is), then a specific code before the generic
+    ``upstream.unavailable`` and ``harness.internal_error``, then the group's order. The
+    other members follow in the group's order as ``causes``.
+    """
     if budget[0] <= 0:
         chosen = inner[:1]
     else:
@@ -103,9 +164,10 @@ def _group(inner: list[BaseException], provider: str | None, budget: list[int]) 
     members = [_member(item, provider, budget) for item in chosen]
     if len(members) == 1:
         return members[0]
-    first = members[0]._clone()
-    first.causes = members[1:]
-    return first
+    index, best = min(enumerate(members), key=_precedence)
+    top = best._clone()
+    top.causes = [*best.causes, *(m for i, m in enumerate(members) if i != index)]
+    return top
 
 
 def _member(exc: BaseException, provider: str | None, budget: list[int]) -> HarnessError:
@@ -153,7 +215,8 @@ def _registered(exc: BaseException) -> HarnessError | None:
         return None
 
 
-def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
+def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
+    """The answer for an exception the library knows, or ``None``."""
     if isinstance(exc, HarnessError):
         return exc.problem  # a drop-in's harness side; a plain error itself
     err = _registered(exc)
@@ -167,7 +230,14 @@ def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
         err = adapter.normalize(exc)
         if err is not None:
             return err
-    return _builtin(exc)
+    return _stdlib(exc)
+
+
+def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
+    err = _known(exc, provider)
+    if err is None:
+        err = _through_chain(exc, provider)
+    return _internal(exc) if err is None else err
 
 
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
@@ -178,8 +248,12 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     google-genai, httpx, httpx2) is read by its provider's adapter, found from the
     exception's module (or named by ``provider``). The standard library's cancellation,
     timeout and connection errors become ``harness.cancelled`` and ``upstream.unavailable``;
-    anything else becomes ``harness.internal_error``. An exception group gives the error of
-    its first member, with the others as ``causes``.
+    an exception the library does not know is read through its ``__cause__`` (else its
+    ``__context__``) when a link of that chain is known (at most ``MAX_CHAIN`` links, cycles
+    stop the walk); anything else becomes ``harness.internal_error``. An exception group
+    gives the error of its most telling member, with the others as ``causes`` (a
+    non-retryable member first, then a specific code before ``upstream.unavailable`` and
+    ``harness.internal_error``, then order).
 
     The original exception is the result's ``__cause__`` (unless it already had one, for a
     ``HarnessError`` passed in).

@@ -227,6 +227,70 @@ A2A_JSONRPC_TEXT: Final = _pattern(
     "search in an A2A exception message cut to 2048 characters; starts with a literal.",
 )
 
+# -- frameworks: messages of the readers' exceptions -----------------------------------------
+# Each runs on the exception's text cut to MAX_MESSAGE characters at the call.
+
+PYDANTIC_AI_OUTPUT_RETRIES: Final = _pattern(
+    r"Exceeded maximum output retries \((\d{1,12})\)",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+PYDANTIC_AI_TOOL_RETRIES: Final = _pattern(
+    r"Tool '([^']{0,200})' exceeded max retries count of (\d{1,12})",
+    MAX_MESSAGE,
+    "search; starts with a literal, every repeat bounded.",
+)
+PYDANTIC_AI_LIMIT: Final = _pattern(
+    r"the (\w{1,40}?)_limit of ([\d.]{1,30})(?: \(\w{1,40}=([\d.]{1,30})\))?",
+    MAX_MESSAGE,
+    "search; starts with a literal, every repeat bounded.",
+)
+PYDANTIC_AI_TIMED_OUT: Final = _pattern(
+    r"Timed out after ([\d.]{1,30}) seconds",
+    MAX_MESSAGE,
+    "match (anchored): one attempt.",
+)
+AGENTS_TURNS: Final = _pattern(
+    r"Max turns \((\d{1,12})\) exceeded",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+AGENTS_TOOL: Final = _pattern(
+    r"Tool (\S{1,200}) not found",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+AGENTS_TOOL_JSON: Final = _pattern(
+    r"Invalid JSON input for tool (\S{1,200}?):?(?:\s|$)",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+AGENTS_RUN_TOOL: Final = _pattern(
+    r"Error running tool (\S{1,200}?):",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+AGENTS_ERROR_EVENT: Final = _pattern(
+    r"(?s)code=([\w.-]{1,200})(?:; message=(.{0,2048}?))?(?:; param=.{0,2048})?\.?$",
+    MAX_MESSAGE,
+    "search; starts with a literal; every repeat bounded by the cut text's length.",
+)
+INSTRUCTOR_REFUSED: Final = _pattern(
+    r"(?s)Unable to generate a response due to (.{1,2048})",
+    MAX_MESSAGE,
+    "match (anchored): one attempt.",
+)
+INSTRUCTOR_USED: Final = _pattern(
+    r"after (\d{1,12}) tokens",
+    MAX_MESSAGE,
+    "search; starts with a literal, one bounded repeat.",
+)
+FRAMEWORK_NUMBER: Final = _pattern(
+    r"-?\d{1,30}(?:\.\d{1,30})?",
+    MAX_MESSAGE,
+    "search; every repeat bounded.",
+)
+
 # -- _redact.py: credentials -------------------------------------------------------------------
 # Slot for the redaction patterns: ``_redact.py`` is being rewritten and still compiles its
 # own (its ``LazyPattern`` objects). When it lands, its patterns move here, each with the

@@ -48,6 +48,12 @@ __all__ = [
 BUILTIN: Final[dict[str, str]] = {
     "a2a": "normalize_errors.bindings.a2a:read",
     "mcp": "normalize_errors.bindings.mcp:read",
+    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:read",
+    "langchain_core": "normalize_errors.frameworks.langchain:read",
+    "agents": "normalize_errors.frameworks.agents:read",
+    "instructor": "normalize_errors.frameworks.instructor:read",
+    "pydantic_core": "normalize_errors.frameworks._common:from_model_output",
+    "json": "normalize_errors.frameworks._common:from_model_output",
 }
 """The library's own exception readers: module prefix -> ``"package.module:function"``,
 imported the first time an exception of that module is read."""

@@ -105,11 +105,12 @@ def test_normalize_survives_hostile_exceptions() -> None:
     assert "Hostile" in err.upstream["exception"]
 
 
-def test_exception_groups_give_their_first_member_with_the_rest_as_causes() -> None:
-    """A task group's failures: the first decides, the others ride along."""
+def test_exception_groups_give_their_most_telling_member_with_the_rest_as_causes() -> None:
+    """A task group's failures: the precedence decides (see test_chains), the rest ride along."""
     group = ExceptionGroup("two", [TimeoutError(), ValueError("x")])
     err = normalize(group)
-    assert err.code == "upstream.unavailable"
-    assert [c.code for c in err.causes] == ["harness.internal_error"]
+    assert err.code == "harness.internal_error"
+    assert [c.code for c in err.causes] == ["upstream.unavailable"]
+    assert err.__cause__ is group
     single = ExceptionGroup("one", [TimeoutError()])
     assert normalize(single).code == "upstream.unavailable"

@@ -84,3 +84,18 @@ def bindings_for_the_wire(err: HarnessError) -> None:
     assert_type(public_problem(err), dict[str, Any])
     assert_type(record_error(INVALID_SPAN, err), None)
     assert_type(log_fields(err), dict[str, Any])
+
+
+async def retries_keep_the_result_type() -> None:
+    """retrying()(fn, ...) returns what fn returns; async_retrying()(fn) is awaited to it."""
+    from normalize_errors.retry import async_retrying, repair, retrying
+
+    def number(x: int) -> int:
+        return x
+
+    async def later(x: int) -> str:
+        return str(x)
+
+    assert_type(retrying()(number, 1), int)
+    assert_type(await async_retrying()(later, 1), str)
+    assert_type(repair(lambda feedback: 1.5), float)

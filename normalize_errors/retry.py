@@ -1,0 +1,315 @@
+"""Retries on tenacity that follow the harness answer, always bounded.
+
+Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
+
+    from normalize_errors.retry import retrying
+
+    completion = retrying(attempts=4, total=60)(
+        client.chat.completions.create, model="gpt-4o-mini", messages=messages
+    )
+
+* ``retry_if_retryable``: a tenacity retry condition; it normalizes any exception and
+  retries only when the answer is ``retryable``.
+* ``wait_retry_after(cap=..., initial=..., maximum=..., jitter=...)``: waits the error's
+  ``retry_after`` (capped), else exponential backoff with jitter.
+* ``retrying(...)`` / ``async_retrying(...)``: a ``Retrying`` / ``AsyncRetrying`` made of
+  those parts whose stop is always bounded in attempts and in total time (draft section 10:
+  a producer's hints never cause unbounded retries). Call it with any callable (a wrapped or
+  plain SDK method, a framework's ``run``) and its arguments, or decorate with ``.wraps``.
+  What it raises is always a ``HarnessError`` (the original exception as ``__cause__``):
+
+  - an error that is not retryable is raised at once;
+  - a ``retry_after`` longer than ``cap`` is not slept: the error is raised at once, with
+    its ``retry_after``, for the caller to schedule;
+  - when the attempts or the time run out, the last error is raised with ``attempts`` and
+    ``max_attempts`` counting this helper's own attempts and the earlier errors in
+    ``causes``; when every failure was an output error, it is ``output.retries_exhausted``
+    with the individual errors in ``causes`` (most recent first).
+
+* ``repair(call, ...)`` / ``async_repair(call, ...)``: the repair loop for errors the model
+  can fix (``model_recoverable``): ``call(feedback)`` is called with ``None``, then with the
+  last error's ``feedback_for_model()`` for the caller to re-prompt with, bounded the same
+  way, ending in ``output.retries_exhausted``.
+
+**SDK retries multiply.** The openai and anthropic clients retry on their own
+(``max_retries``, default 2): with ``retrying(attempts=4)`` around a default client one call
+can make 4 x 3 = 12 requests, and the SDK sleeps without seeing ``cap``. Build the client
+with ``max_retries=0`` when you use these helpers, so the waits and the bound are all here;
+the SDK's own retry facts (e.g. a retry-count header) stay in each error's ``upstream``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+import tenacity
+from tenacity import RetryCallState
+
+from ._facade import normalize
+from .exceptions import HarnessError, class_for_code
+
+__all__ = [
+    "AsyncHarnessRetrying",
+    "HarnessRetrying",
+    "async_repair",
+    "async_retrying",
+    "repair",
+    "retry_if_retryable",
+    "retrying",
+    "wait_retry_after",
+]
+
+_T = TypeVar("_T")
+
+ATTEMPTS: Final = 4
+"""Default bound on attempts (the first call included)."""
+TOTAL: Final = 120.0
+"""Default bound on the total time in seconds: no sleep that would end past it is started."""
+CAP: Final = 60.0
+"""Default longest wait in seconds; a longer ``retry_after`` is raised, not slept."""
+
+
+def _retryable(exc: BaseException) -> bool:
+    return normalize(exc).retryable
+
+
+retry_if_retryable: Final = tenacity.retry_if_exception(_retryable)
+"""Retry when the harness answer for the exception is ``retryable`` (any exception)."""
+
+
+class _WaitRetryAfter(tenacity.wait.wait_base):
+    """The wait ``wait_retry_after`` returns."""
+
+    def __init__(self, cap: float, initial: float, maximum: float, jitter: float) -> None:
+        self.cap = cap
+        self.backoff = tenacity.wait_exponential_jitter(
+            initial=initial, max=min(maximum, cap), jitter=jitter
+        )
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        exc = None if outcome is None else outcome.exception()
+        after = None if exc is None else normalize(exc).retry_after
+        if after is not None:
+            return min(after, self.cap)
+        return min(float(self.backoff(retry_state)), self.cap)
+
+
+def wait_retry_after(
+    *, cap: float = CAP, initial: float = 1.0, maximum: float = 30.0, jitter: float = 1.0
+) -> tenacity.wait.wait_base:
+    """A tenacity wait: the error's ``retry_after`` up to ``cap`` seconds, else backoff.
+
+    The backoff is exponential from ``initial`` seconds, at most ``maximum`` (and ``cap``),
+    plus up to ``jitter`` random seconds. Used alone it caps a long ``retry_after``;
+    ``retrying()`` raises such an error instead of waiting.
+    """
+    return _WaitRetryAfter(cap, initial, maximum, jitter)
+
+
+def _worth_retrying(cap: float) -> tenacity.retry_base:
+    def worth(exc: BaseException) -> bool:
+        err = normalize(exc)
+        return err.retryable and (err.retry_after is None or err.retry_after <= cap)
+
+    return tenacity.retry_if_exception(worth)
+
+
+def _options(attempts: int, total: float, cap: float, sleep: Any, wait: Any) -> dict[str, Any]:
+    if attempts < 1 or not total > 0 or not cap >= 0:
+        raise ValueError("attempts must be >= 1, total > 0 and cap >= 0")
+    options: dict[str, Any] = {
+        "stop": tenacity.stop_after_attempt(attempts) | tenacity.stop_before_delay(total),
+        "wait": wait if wait is not None else wait_retry_after(cap=cap),
+        "retry": _worth_retrying(cap),
+    }
+    if sleep is not None:
+        options["sleep"] = sleep
+    return options
+
+
+def _is_output(err: HarnessError) -> bool:
+    return err.code.startswith("output.")
+
+
+def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
+    """The error raised when ``errors`` (one per attempt, oldest first) used up the bound.
+
+    Every failure an output error: ``output.retries_exhausted`` with them all in ``causes``,
+    most recent first. Otherwise a copy of the last error with ``attempts`` and
+    ``max_attempts`` set and the earlier errors after its own ``causes``.
+    """
+    last = errors[-1]
+    earlier = list(reversed(errors[:-1]))
+    if all(_is_output(err) for err in errors):
+        top = class_for_code("output.retries_exhausted")(
+            f"{len(errors)} attempts gave output errors; the last: {last.code}"
+            + (f": {last.detail}" if last.detail else ""),
+            attempts=len(errors),
+            max_attempts=max_attempts,
+            causes=[last, *earlier],
+        )
+    else:
+        top = last._clone()
+        top.attempts = len(errors)
+        top.max_attempts = max_attempts
+        top.causes = [*last.causes, *earlier]
+    top.__cause__ = last.__cause__ if last.__cause__ is not None else last
+    return top
+
+
+def _typed(exc: BaseException) -> HarnessError:
+    return normalize(exc)
+
+
+class HarnessRetrying(tenacity.Retrying):
+    """A ``tenacity.Retrying`` that raises harness errors (what ``retrying()`` returns)."""
+
+    max_attempts: int = ATTEMPTS
+
+    def __call__(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        errors: list[HarnessError] = []
+
+        def attempt(*a: Any, **k: Any) -> _T:
+            try:
+                return fn(*a, **k)
+            except Exception as exc:
+                err = _typed(exc)
+                errors.append(err)
+                raise err from err.__cause__
+
+        try:
+            return super().__call__(attempt, *args, **kwargs)
+        except tenacity.RetryError:
+            top = _exhausted(errors, self.max_attempts)
+            raise top from top.__cause__
+
+
+class AsyncHarnessRetrying(tenacity.AsyncRetrying):
+    """A ``tenacity.AsyncRetrying`` that raises harness errors (``async_retrying()``)."""
+
+    max_attempts: int = ATTEMPTS
+
+    async def __call__(  # type: ignore[override]
+        self, fn: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any
+    ) -> _T:
+        errors: list[HarnessError] = []
+
+        async def attempt(*a: Any, **k: Any) -> _T:
+            try:
+                return await fn(*a, **k)
+            except Exception as exc:
+                err = _typed(exc)
+                errors.append(err)
+                raise err from err.__cause__
+
+        try:
+            result: _T = await super().__call__(attempt, *args, **kwargs)
+        except tenacity.RetryError:
+            top = _exhausted(errors, self.max_attempts)
+            raise top from top.__cause__
+        return result
+
+
+def retrying(
+    *,
+    attempts: int = ATTEMPTS,
+    total: float = TOTAL,
+    cap: float = CAP,
+    wait: tenacity.wait.wait_base | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> HarnessRetrying:
+    """A bounded ``Retrying``: call it as ``retrying(...)(fn, *args, **kwargs)``.
+
+    Args:
+        attempts: most calls of ``fn``, the first included (>= 1).
+        total: seconds; a wait that would end past this since the first call is not started.
+        cap: longest wait; an error whose ``retry_after`` is longer is raised at once.
+        wait: a tenacity wait instead of ``wait_retry_after(cap=cap)``.
+        sleep: what sleeps (default ``time.sleep``); tests pass a recorder.
+
+    Raises:
+        ValueError: a bound is not positive.
+    """
+    made = HarnessRetrying(**_options(attempts, total, cap, sleep, wait))
+    made.max_attempts = attempts
+    return made
+
+
+def async_retrying(
+    *,
+    attempts: int = ATTEMPTS,
+    total: float = TOTAL,
+    cap: float = CAP,
+    wait: tenacity.wait.wait_base | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> AsyncHarnessRetrying:
+    """``retrying()`` for coroutines: ``await async_retrying(...)(fn, *args, **kwargs)``."""
+    made = AsyncHarnessRetrying(**_options(attempts, total, cap, sleep, wait))
+    made.max_attempts = attempts
+    return made
+
+
+def _repairable(err: HarnessError) -> bool:
+    return err.model_recoverable and err.feedback_for_model() is not None
+
+
+def _repair_step(
+    exc: Exception, errors: list[HarnessError], attempts: int, started: float, total: float
+) -> str:
+    """Record a failed attempt; the feedback for the next, or raise what ends the loop."""
+    err = _typed(exc)
+    if not _repairable(err):
+        if err is exc:
+            raise err
+        raise err from exc
+    errors.append(err)
+    if len(errors) >= attempts or time.monotonic() - started >= total:
+        top = _exhausted(errors, attempts)
+        if top.code != "output.retries_exhausted":
+            top = class_for_code("output.retries_exhausted")(
+                f"{len(errors)} attempts; the model did not fix: {err.code}",
+                attempts=len(errors),
+                max_attempts=attempts,
+                causes=list(reversed(errors)),
+            )
+        raise top from exc
+    feedback = err.feedback_for_model()
+    assert feedback is not None  # _repairable checked it
+    return feedback
+
+
+def repair(call: Callable[[str | None], _T], *, attempts: int = 3, total: float = TOTAL) -> _T:
+    """Call ``call(feedback)`` until it returns, re-prompting the model on its own mistakes.
+
+    ``call`` gets ``None`` first, then the last error's ``feedback_for_model()``: add it to
+    the conversation and ask again. Only errors the model can fix (``model_recoverable``,
+    with ``model_feedback``) are repaired; any other error is raised at once as a
+    ``HarnessError``. After ``attempts`` calls (or ``total`` seconds) it raises
+    ``output.retries_exhausted`` with every failure in ``causes``, most recent first.
+    Combine with ``retrying()`` inside ``call`` for transient failures.
+    """
+    errors: list[HarnessError] = []
+    feedback: str | None = None
+    started = time.monotonic()
+    while True:
+        try:
+            return call(feedback)
+        except Exception as exc:
+            feedback = _repair_step(exc, errors, attempts, started, total)
+
+
+async def async_repair(
+    call: Callable[[str | None], Awaitable[_T]], *, attempts: int = 3, total: float = TOTAL
+) -> _T:
+    """``repair()`` for a coroutine function."""
+    errors: list[HarnessError] = []
+    feedback: str | None = None
+    started = time.monotonic()
+    while True:
+        try:
+            return await call(feedback)
+        except Exception as exc:
+            feedback = _repair_step(exc, errors, attempts, started, total)

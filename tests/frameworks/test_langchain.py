@@ -1,0 +1,143 @@
+"""LangChain core's exceptions, produced by running its fake chat models, parsers and tools,
+and langchain-openai's ChatOpenAI over a real openai client answering from shipped cassettes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import ToolException, tool
+from pydantic import BaseModel
+
+from normalize_errors import HarnessError, normalize
+from normalize_errors.frameworks.langchain import retry_if
+from normalize_errors.providers._calls import http_library
+
+from ..support import raised, recorded, valid
+
+
+class Person(BaseModel):
+    age: int
+
+
+def parse(parser: Any, text: str) -> HarnessError:
+    exc = raised(lambda: (FakeListChatModel(responses=[text]) | parser).invoke("hi"))
+    return valid(normalize(exc))
+
+
+def test_output_parser_exceptions() -> None:
+    """No JSON: output.malformed; JSON that breaks the schema: schema_violation at /age."""
+    err = parse(JsonOutputParser(), "no json here")
+    assert err.code == "output.malformed"
+    assert "not valid JSON" in (err.model_feedback or "")
+    assert "troubleshooting" not in (err.detail or "")
+    assert err.upstream["llm_output"] == "no json here"
+    schema = parse(PydanticOutputParser(pydantic_object=Person), '{"age": "old"}')
+    assert schema.code == "output.schema_violation"
+    assert schema.location == {"pointer": "/age"}
+    assert "/age" in (schema.model_feedback or "")
+
+
+@tool
+def lookup(x: int) -> int:
+    """Look x up."""
+    raise ToolException("the index is offline")
+
+
+def test_tool_exception_and_tool_input_validation() -> None:
+    """ToolException: tool.execution_failed; bad input: output.invalid_tool_arguments."""
+    failed = valid(normalize(raised(lambda: lookup.invoke({"x": 1}))))
+    assert (failed.code, failed.model_feedback) == (
+        "tool.execution_failed",
+        "the index is offline",
+    )
+    bad = valid(normalize(raised(lambda: lookup.invoke({"x": "zz"}))))
+    assert bad.code == "output.invalid_tool_arguments"
+    assert bad.location == {"tool_name": "lookup", "pointer": "/x"}
+
+
+def chat(name: str) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    http = http_library("openai")
+    status, headers, body = recorded("openai", name)
+
+    def answer(request: Any) -> Any:
+        return http.Response(status, headers=headers, content=body)
+
+    return ChatOpenAI(
+        model="gpt-4o-mini",
+        api_key="sk-test",  # type: ignore[arg-type]
+        max_retries=0,
+        http_client=http.Client(transport=http.MockTransport(answer)),
+    )
+
+
+def test_chat_openai_errors_are_read_by_the_provider_adapter() -> None:
+    """langchain-openai's classes inherit openai's: status, body and retry_after are kept."""
+    err = valid(normalize(raised(lambda: chat("rate_limit_tpm_429").invoke("hi"))))
+    assert (err.code, err.retry_after, err.upstream["status"]) == (
+        "upstream.rate_limited",
+        26.604,
+        429,
+    )
+    window = normalize(raised(lambda: chat("context_length_exceeded_400").invoke("hi")))
+    assert window.code == "context.window_exceeded"
+
+
+def test_a_structured_output_refusal_is_a_model_refusal() -> None:
+    """with_structured_output over a refusal: langchain-core's ModelRefusalError."""
+    runnable = chat("refusal_structured_output_200").with_structured_output(
+        Person, method="json_schema"
+    )
+    exc = raised(lambda: runnable.invoke("hi"))
+    assert "ModelRefusalError" in {k.__name__ for k in type(exc).__mro__}
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("policy.model_refusal", False)
+
+
+def test_with_retry_retries_only_what_is_retryable() -> None:
+    """retry_if as with_retry's predicate: a 500 is retried, a spent quota is not."""
+    calls: list[str] = []
+
+    def calling(name: str) -> Any:
+        model = chat(name)
+
+        def call(text: str) -> Any:
+            calls.append(name)
+            return model.invoke(text)
+
+        return RunnableLambda(call).with_retry(
+            retry_if_exception_type=retry_if, stop_after_attempt=3, wait_exponential_jitter=False
+        )
+
+    raised(lambda: calling("server_error_500").invoke("hi"))
+    assert calls.count("server_error_500") == 3
+    raised(lambda: calling("insufficient_quota_429").invoke("hi"))
+    assert calls.count("insufficient_quota_429") == 1
+    assert retry_if(ToolException("x")) is False
+
+
+def test_the_repair_loop_re_prompts_with_the_parsers_feedback() -> None:
+    """repair(): a reply with no JSON, then a valid one once the feedback is in the prompt."""
+    from normalize_errors.retry import repair
+
+    model = FakeListChatModel(responses=["Sure! Here it is.", '{"age": 3}'])
+    chain = model | PydanticOutputParser(pydantic_object=Person)
+    prompts: list[str] = []
+
+    def ask(feedback: str | None) -> Person:
+        prompt = "How old?" + (f"\n{feedback}" if feedback else "")
+        prompts.append(prompt)
+        result: Person = chain.invoke(prompt)
+        return result
+
+    assert repair(ask) == Person(age=3)
+    assert len(prompts) == 2
+    assert prompts[1].endswith("Answer with valid JSON only.")

@@ -1,0 +1,140 @@
+"""The core's one path: unknown exceptions read through their cause chain, and the precedence
+that picks an exception group's error."""
+
+from __future__ import annotations
+
+import sys
+
+import openai
+
+from normalize_errors import HarnessError, normalize
+from normalize_errors._facade import MAX_CHAIN
+from normalize_errors.providers._calls import http_library
+
+from .support import raised, valid
+
+if sys.version_info >= (3, 11):
+    from builtins import BaseExceptionGroup, ExceptionGroup
+else:  # pragma: no cover - the backport
+    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
+
+
+class Wrapper(Exception):
+    """An exception of code the library does not know."""
+
+
+def rate_limit() -> openai.RateLimitError:
+    """A real openai.RateLimitError, as the SDK builds it from a 429 with Retry-After."""
+    httpx = http_library("openai")
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = httpx.Response(
+        429,
+        headers={"retry-after": "7"},
+        json={"error": {"message": "Rate limit reached", "type": "requests", "code": None}},
+        request=request,
+    )
+    return openai.RateLimitError("Rate limit reached", response=response, body=None)
+
+
+def raised_from(outer: BaseException, inner: BaseException) -> BaseException:
+    try:
+        try:
+            raise inner
+        except BaseException as exc:
+            raise outer from exc
+    except BaseException as caught:
+        return caught
+
+
+def test_an_unknown_wrapper_is_read_through_its_cause() -> None:
+    """RuntimeError from RateLimitError answers as the rate limit, original kept as __cause__."""
+    outer = raised_from(Wrapper("the framework gave up"), rate_limit())
+    err = valid(normalize(outer))
+    assert (err.code, err.retryable, err.retry_after) == ("upstream.rate_limited", True, 7.0)
+    assert err.__cause__ is outer
+
+
+def test_the_implicit_context_is_read_too_unless_suppressed() -> None:
+    """Raised while handling another: read through __context__; ``from None`` stops it."""
+
+    def implicit() -> None:
+        try:
+            raise TimeoutError("read timed out")
+        except TimeoutError:
+            raise Wrapper("retry loop failed")  # noqa: B904 - the implicit context is the point
+
+    def suppressed() -> None:
+        try:
+            raise TimeoutError("read timed out")
+        except TimeoutError:
+            raise Wrapper("hidden") from None
+
+    assert normalize(raised(implicit)).code == "upstream.unavailable"
+    assert normalize(raised(suppressed)).code == "harness.internal_error"
+
+
+def test_a_harness_error_in_the_chain_is_copied_not_modified() -> None:
+    """The found error keeps its own __cause__; the answer is a copy whose cause is the outer."""
+    inner = HarnessError.from_code("tool.timeout", "slow tool")
+    inner_cause = ValueError("inside")
+    inner.__cause__ = inner_cause
+    outer = raised_from(Wrapper("wrapped"), inner)
+    err = normalize(outer)
+    assert err.code == "tool.timeout"
+    assert err is not inner
+    assert err.__cause__ is outer
+    assert inner.__cause__ is inner_cause
+
+
+def test_the_walk_is_bounded_and_cycle_safe() -> None:
+    """A cycle ends the walk; a known cause deeper than MAX_CHAIN links is not reached."""
+    a, b = Wrapper("a"), Wrapper("b")
+    a.__cause__, b.__cause__ = b, a
+    assert normalize(a).code == "harness.internal_error"
+
+    def chain(links: int) -> BaseException:
+        exc: BaseException = TimeoutError("deep")
+        for i in range(links):
+            outer = Wrapper(str(i))
+            outer.__cause__ = exc
+            exc = outer
+        return exc
+
+    assert normalize(chain(MAX_CHAIN)).code == "upstream.unavailable"
+    assert normalize(chain(MAX_CHAIN + 1)).code == "harness.internal_error"
+
+
+def test_group_precedence_non_retryable_first_then_specific_then_order() -> None:
+    """The documented precedence, member by member; every other member lands in causes."""
+    spent = HarnessError.from_code("upstream.rate_limited", "quota spent", retryable=False)
+    limited = HarnessError.from_code("upstream.rate_limited", "slow down", retry_after=3)
+    cases: list[tuple[list[Exception], str, bool]] = [
+        ([TimeoutError(), limited], "upstream.rate_limited", True),
+        ([limited, spent], "upstream.rate_limited", False),
+        ([TimeoutError(), ValueError("bug")], "harness.internal_error", False),
+        (
+            [ValueError("bug"), HarnessError.from_code("policy.content_filtered", "blocked")],
+            "policy.content_filtered",
+            False,
+        ),
+        ([TimeoutError("1"), ConnectionResetError("2")], "upstream.unavailable", True),
+    ]
+    for members, code, retryable in cases:
+        group = ExceptionGroup("failures", members)
+        err = valid(normalize(group))
+        assert (err.code, err.retryable) == (code, retryable), members
+        assert len(err.causes) == 1
+        assert err.__cause__ is group
+    first = normalize(ExceptionGroup("g", [TimeoutError("1"), ConnectionResetError("2")]))
+    assert first.upstream["code"] == "timeout"
+
+
+def test_a_large_group_keeps_bounded_causes_and_nested_groups_work() -> None:
+    """100 members give MAX_CAUSES causes with the last kept; groups inside groups are read."""
+    members: list[Exception] = [TimeoutError(str(i)) for i in range(100)]
+    err = normalize(ExceptionGroup("many", members))
+    assert len(err.causes) == 16
+    assert err.causes[-1].upstream["message"] == "99"
+    nested = BaseExceptionGroup("outer", [ExceptionGroup("inner", [rate_limit()]), ValueError("x")])
+    assert normalize(nested).code == "harness.internal_error"
+    assert [c.code for c in normalize(nested).causes] == ["upstream.rate_limited"]
