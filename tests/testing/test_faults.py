@@ -18,7 +18,7 @@ from google.genai import errors as genai_errors
 from normalize_errors import UpstreamOverloadedError, normalize, wrap
 from normalize_errors.replay import find
 from normalize_errors.testing import Faults, Reply
-from tests.support import raised
+from tests.support import is_instance, raised
 
 MESSAGES = [{"role": "user", "content": "Hello"}]
 
@@ -106,8 +106,9 @@ def test_wrapped_clients_raise_the_typed_error() -> None:
         faults.fail("anthropic/overloaded_529")
         client = wrap(anthropic.Anthropic(api_key="sk-ant-test", max_retries=0))
         err = raised(lambda: client.messages.create(model="m", max_tokens=5, messages=MESSAGES))  # type: ignore[arg-type]
+    assert is_instance(err, UpstreamOverloadedError)
+    assert is_instance(err, anthropic.APIStatusError)
     assert isinstance(err, UpstreamOverloadedError)
-    assert isinstance(err, anthropic.APIStatusError)
     assert err.upstream["request_id"] == "req_01RCc7MbLyQNtGKzBTv8VCep"
 
 
@@ -124,7 +125,8 @@ def test_success_fits_every_api_and_its_streams() -> None:
             messages=MESSAGES,  # type: ignore[arg-type]
             stream=True,
         )
-        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Fine"
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # type: ignore[union-attr]
+        assert text == "Fine"
         claude = anthropic.Anthropic(api_key="sk-ant-test")
         with claude.messages.stream(model="m", max_tokens=5, messages=MESSAGES) as stream:  # type: ignore[arg-type]
             assert stream.get_final_text() == "Fine"
