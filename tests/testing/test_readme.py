@@ -10,6 +10,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+LOADED = anthropic  # imported here, so pytester's in-process run does not import it again
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Test your failure handling offline"
 
@@ -26,7 +28,6 @@ def first_python_block(text: str, heading: str) -> str:
 
 def test_the_readme_example_is_a_passing_test_file(pytester: pytest.Pytester) -> None:
     """Every test of the README's example passes under the plugin, with a real SDK client."""
-    assert anthropic  # loaded here, so the in-process run does not import it again
     source = first_python_block(README.read_text(encoding="utf-8"), SECTION)
     assert "import anthropic" in source
     assert "llm_faults" in source

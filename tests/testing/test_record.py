@@ -48,6 +48,7 @@ class Vendor(BaseHTTPRequestHandler):
         sent = " ".join(f"{k}={v}" for k, v in self.headers.items()) + " " + self.path
         path = self.path.split("?")[0]
         headers = {"content-type": "application/json", "set-cookie": f"session={PLANTED['jwt']}"}
+        body: dict[str, Any]
         if path.endswith("/chat/completions"):
             status, body = (
                 401,
@@ -96,7 +97,7 @@ class Vendor(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, fmt: str, *args: Any) -> None:
         return
 
 
