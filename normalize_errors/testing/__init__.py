@@ -14,13 +14,29 @@ waits asked for (without sleeping)::
 ``Faults`` also works as a context manager outside pytest. ``record`` writes cassettes of
 your own calls, with credentials removed, that ``llm_faults.fail(path)`` and
 ``normalize-errors replay`` read like the shipped ones (``normalize-errors cassettes`` lists
-those). Importing this package imports no third-party module; pytest, httpx and PyYAML are
-loaded when they are used.
+those). Importing this package imports nothing (its names load on first use); pytest,
+httpx and PyYAML are loaded when they are used.
 """
 
 from __future__ import annotations
 
-from ._faults import Faults, Reply, Request
-from ._record import record
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._faults import Faults, Reply, Request
+    from ._record import record
 
 __all__ = ["Faults", "Reply", "Request", "record"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Faults", "Reply", "Request"):
+        from . import _faults
+
+        return getattr(_faults, name)
+    if name == "record":
+        from ._record import record
+
+        return record
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,16 +1,18 @@
 """The pytest plugin (entry point ``pytest11``): the ``llm_faults`` fixture.
 
-Importing this module imports only the fixture's definition; nothing is patched, and no
-HTTP library is loaded, until a test asks for ``llm_faults``.
+Importing this module defines the fixture and nothing else: nothing is patched, and no
+HTTP library (nor the fault injector itself) is loaded, until a test asks for ``llm_faults``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from ._faults import Faults
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ._faults import Faults
 
 __all__ = ["llm_faults"]
 
@@ -23,6 +25,8 @@ def llm_faults() -> Iterator[Faults]:
     on ``requests``, ``calls``, ``served`` and ``waits``. The test fails at teardown if a
     scripted step was never requested (set ``llm_faults.strict = False`` to allow it).
     """
+    from ._faults import Faults
+
     with Faults() as faults:
         yield faults
     faults.check()

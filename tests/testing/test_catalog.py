@@ -71,5 +71,6 @@ def test_the_testing_package_and_plugin_import_nothing_heavy() -> None:
         "import pytest\nbefore = set(sys.modules)\nimport normalize_errors.testing.plugin"
     )
     assert not [m for m in plugin if m.partition(".")[0] in heavy]
+    assert "normalize_errors.testing._faults" not in plugin  # loaded by the fixture, on use
     core = loaded_by("import normalize_errors")
     assert not [m for m in core if m.partition(".")[0] in ("pytest", "_pytest", "pluggy")]
