@@ -58,6 +58,22 @@ def test_the_sdk_honours_retry_after_and_the_wait_is_noted() -> None:
     assert time.perf_counter() - began < 3  # no real sleep happened
 
 
+def test_async_sdk_retries_wait_through_anyio_without_sleeping() -> None:
+    """The async clients' back-off (anyio.sleep) is noted, not slept."""
+
+    async def go() -> str | None:
+        client = openai.AsyncOpenAI(api_key="sk-test", max_retries=2)
+        reply = await client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+        return reply.choices[0].message.content
+
+    began = time.perf_counter()
+    with Faults() as faults:
+        faults.fail(429, headers={"retry-after": "5"}, body={"error": {"message": "x"}}, times=2)
+        assert asyncio.run(go()) == "Hello!"
+    assert faults.waits == [5.0, 5.0]
+    assert time.perf_counter() - began < 5
+
+
 def test_tenacity_waits_are_noted_without_sleeping() -> None:
     """tenacity's sync and async sleeps go through the patched sleeps."""
     with Faults() as faults:
