@@ -28,6 +28,7 @@ _CUT_MESSAGE = (
     "peer closed connection without sending complete message body (cut by normalize-errors)"
 )
 _ACTIVE: list[Faults] = []
+_INHERITED = object()  # what _patch found when the attribute was not set on the owner itself
 
 
 class Request:
@@ -139,6 +140,8 @@ class Reply:
 
 
 class _Success:
+    label = "success"
+
     def __init__(self, text: str | None) -> None:
         self.text = text
 
@@ -148,6 +151,8 @@ class _Success:
 
 
 class _Cut:
+    label = "cut"
+
     def __init__(self, after: int) -> None:
         self.after = after
 
@@ -245,7 +250,9 @@ class Faults:
         headers: Mapping[str, Any] | None = None,
         body: Any = None,
     ) -> Faults:
-        """Answer the next ``times`` requests with a failure (``times=None``: every request).
+        """Answer the next ``times`` requests with a failure.
+
+        ``times=None`` answers every request once the steps scripted before are served.
 
         ``source`` is a shipped cassette's name (``"openai/rate_limit_tpm_429"``), the path of
         a cassette file (every interaction in it is served, in order), a ``Reply``, or an
@@ -278,7 +285,7 @@ class Faults:
     def check(self) -> None:
         """Fail (``AssertionError``) if ``strict`` and a scripted step was never served."""
         if self.strict and self._script:
-            labels = ", ".join(getattr(step, "label", "success") for step in self._script)
+            labels = ", ".join(step.label for step in self._script)
             raise AssertionError(
                 f"llm_faults: {len(self._script)} scripted response(s) never requested "
                 f"({labels}); {self.calls} request(s) were made. Set strict = False to allow it."
@@ -308,9 +315,7 @@ class Faults:
             self.waits.append(value)
 
     def _patch(self, owner: Any, name: str, new: Any) -> None:
-        self._undo.append(
-            (owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))
-        )
+        self._undo.append((owner, name, vars(owner).get(name, _INHERITED)))
         setattr(owner, name, new)
 
     def start(self) -> Faults:
@@ -332,7 +337,10 @@ class Faults:
         """Undo every patch (safe to call twice)."""
         while self._undo:
             owner, name, old = self._undo.pop()
-            setattr(owner, name, old)
+            if old is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
         if self in _ACTIVE:
             _ACTIVE.remove(self)
 

@@ -239,13 +239,15 @@ def test_strict_check_and_restoring_everything() -> None:
     before = (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep)
     faults = Faults()
     with faults:
-        faults.fail(Reply(500, body="x"))
+        faults.fail(Reply(500, body="x")).cut_stream()
         assert httpx.HTTPTransport.handle_request is not before[0]
         with pytest.raises(RuntimeError), Faults():
             pass
     assert (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep) == before
-    assert faults.pending == 1
-    with pytest.raises(AssertionError, match="never requested"):
+    assert faults.pending == 2
+    with pytest.raises(
+        AssertionError, match=r"2 scripted response\(s\) never requested \(HTTP 500, cut\)"
+    ):
         faults.check()
     faults.strict = False
     faults.check()
