@@ -7,6 +7,11 @@ Subcommands:
 * ``replay [PATH ...] [--json] [--mode sync|async] [--wrapped]``: replay cassettes (default:
   the shipped ones) offline through the real SDK clients and print what each failure
   becomes. Exits 1 if any cassette does not give the harness error its metadata expects.
+* ``cassettes [PATH ...] [--json]``: the cassettes (default: the shipped ones) with their
+  public names (``anthropic/overloaded_529``), the harness code each gives and its source.
+* ``record [--out DIR] [--name NAME] SCRIPT [ARG ...]``: run a Python script of yours and
+  record every HTTP exchange it makes as a cassette under DIR (default ``cassettes``),
+  credentials removed (see ``normalize_errors.testing.record``).
 * ``classify [FILE] [--provider NAME]``: read one HTTP response (raw HTTP text, or JSON with
   ``status``, ``headers`` and ``body``) from FILE or standard input and print its problem
   object as JSON.
@@ -187,6 +192,69 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if failures else 0
 
 
+def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from .replay import catalog
+
+        rows = catalog(args.paths)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        out.write(f"cassettes needs PyYAML (pip install 'normalize-errors[testing]'): {exc}\n")
+        return 2
+    if args.json:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+        return 0
+    header = ["cassette", "provider", "scenario", "call", "status", "harness code", "source"]
+    cells = [
+        [
+            r["name"],
+            r["provider"],
+            r["scenario"],
+            str(r["call"]) + (" (stream)" if r["stream"] else ""),
+            str(r["status"]),
+            r["code"] or "-",
+            r["source"] or "-",
+        ]
+        for r in rows
+    ]
+    table([header, *cells], out)
+    out.write(f"\n{len(rows)} cassettes")
+    if not args.paths:
+        from .replay import shipped
+
+        out.write(f" in {shipped()}")
+    out.write("\n")
+    return 0
+
+
+def _record(args: argparse.Namespace, out: TextIO) -> int:
+    import runpy
+
+    try:
+        from .testing import record
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        out.write(f"record needs the 'testing' extra: {exc}\n")
+        return 2
+    saved = sys.argv[:]
+    sys.argv = [args.script, *args.args]
+    status = 0
+    try:
+        with record(args.out, name=args.name) as written:
+            try:
+                runpy.run_path(args.script, run_name="__main__")
+            except SystemExit as stop:
+                status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+            except Exception as exc:  # a failure is often what was meant to be recorded
+                out.write(f"the script raised {type(exc).__module__}.{type(exc).__qualname__}\n")
+    finally:
+        sys.argv = saved
+    for path in written:
+        out.write(f"recorded {path}\n")
+    if not written:
+        out.write("no HTTP exchange was recorded\n")
+    return status
+
+
 def _read_response(text: str) -> tuple[Any, Any, Any]:
     """(status, headers, body) from raw HTTP text or from JSON with those members."""
     stripped = text.lstrip()
@@ -243,12 +311,27 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print JSON lines")
     replay.add_argument("--mode", choices=["sync", "async"], default="sync")
     replay.add_argument("--wrapped", action="store_true", help="through wrap(client)")
+    cassettes = sub.add_parser("cassettes", help="list the cassettes (default: shipped)")
+    cassettes.add_argument("paths", nargs="*", help="cassette files or folders")
+    cassettes.add_argument("--json", action="store_true", help="print JSON lines")
+    record = sub.add_parser("record", help="record a script's HTTP calls as cassettes")
+    record.add_argument("--out", default="cassettes", help="folder to write to")
+    record.add_argument("--name", help="cassette name (default: recorded_<status>)")
+    record.add_argument("script", help="a Python script that makes the calls")
+    record.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     classify = sub.add_parser("classify", help="one HTTP response -> its problem object")
     classify.add_argument("file", nargs="?", help="a file (default: standard input)")
     classify.add_argument(
         "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]
     )
-    _COMMANDS.update(codes=_codes, explain=_explain, replay=_replay, classify=_classify)
+    _COMMANDS.update(
+        codes=_codes,
+        explain=_explain,
+        replay=_replay,
+        classify=_classify,
+        cassettes=_cassettes,
+        record=_record,
+    )
     return parser
 
 

@@ -27,7 +27,17 @@ from . import _facade
 from .exceptions import HarnessError
 from .providers import _calls
 
-__all__ = ["Outcome", "Scenario", "cassette_paths", "load", "run", "shipped", "use_cassette"]
+__all__ = [
+    "Outcome",
+    "Scenario",
+    "cassette_paths",
+    "catalog",
+    "find",
+    "load",
+    "run",
+    "shipped",
+    "use_cassette",
+]
 
 MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
 
@@ -48,6 +58,70 @@ def cassette_paths(paths: Sequence[str | Path] = ()) -> list[Path]:
         else:
             found.append(item)
     return found
+
+
+def find(source: str | Path) -> Path:
+    """The cassette file ``source`` names: a shipped cassette's name or a path.
+
+    A shipped cassette is named ``provider/scenario`` (``"anthropic/overloaded_529"``); these
+    names are public and stable. Anything else is read as the path of a cassette file.
+
+    Raises:
+        FileNotFoundError: no such cassette, with the closest shipped names.
+    """
+    path = Path(source)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise FileNotFoundError(f"no cassette file {str(path)!r}")
+        return path
+    name = str(source).strip("/")
+    candidate = shipped() / f"{name}.yaml"
+    if candidate.is_file():
+        return candidate
+    import difflib
+
+    names = [f"{p.parent.name}/{p.stem}" for p in cassette_paths()]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise FileNotFoundError(
+        f"no shipped cassette named {name!r}{hint} (`normalize-errors cassettes` lists them)"
+    )
+
+
+def catalog(paths: Sequence[str | Path] = ()) -> list[dict[str, Any]]:
+    """One row per cassette (default: the shipped ones): what it holds and where it is from.
+
+    Each row has ``name`` (``provider/scenario``, what the ``llm_faults`` fixture and
+    ``find`` accept), ``provider``, ``scenario``, ``call``, ``stream``, ``status`` (of the
+    first response), ``code`` (the harness code it should give, if its metadata says),
+    ``summary``, ``source`` (the public page the response comes from) and ``path``.
+    """
+    import yaml
+
+    rows = []
+    for path in cassette_paths(paths):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        if not isinstance(meta, dict) or "provider" not in meta:
+            continue
+        interactions = data.get("interactions") or []
+        status = interactions[0]["response"]["status"]["code"] if interactions else None
+        scenario = str(meta.get("name", path.stem))
+        rows.append(
+            {
+                "name": f"{meta['provider']}/{scenario}",
+                "provider": meta["provider"],
+                "scenario": scenario,
+                "call": meta.get("call"),
+                "stream": bool(meta.get("stream", False)),
+                "status": status,
+                "code": (meta.get("expect") or {}).get("code"),
+                "summary": meta.get("summary"),
+                "source": (meta.get("source") or {}).get("url"),
+                "path": str(path),
+            }
+        )
+    return rows
 
 
 class Scenario:

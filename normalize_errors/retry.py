@@ -131,7 +131,7 @@ def _options(attempts: int, total: float, cap: float, sleep: Any, wait: Any) -> 
 
 
 def _is_output(err: HarnessError) -> bool:
-    return err.code.startswith("output.")
+    return err.problem.code.startswith("output.")
 
 
 def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
@@ -145,12 +145,17 @@ def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
     earlier = list(reversed(errors[:-1]))
     if all(_is_output(err) for err in errors):
         top = class_for_code("output.retries_exhausted")(
-            f"{len(errors)} attempts gave output errors; the last: {last.code}"
+            f"{len(errors)} attempts gave output errors; the last: {last.problem.code}"
             + (f": {last.detail}" if last.detail else ""),
             attempts=len(errors),
             max_attempts=max_attempts,
             causes=[last, *earlier],
         )
+    elif last.problem is not last:  # a drop-in from wrap(): raised itself, so that
+        last.attempts = len(errors)  # `except openai.InternalServerError` still catches it
+        last.max_attempts = max_attempts
+        last.causes = [*last.causes, *earlier]
+        return last
     else:
         top = last._clone()
         top.attempts = len(errors)
@@ -161,7 +166,8 @@ def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
 
 
 def _typed(exc: BaseException) -> HarnessError:
-    return normalize(exc)
+    """The harness error for ``exc``; a drop-in (already a harness error) stays itself."""
+    return exc if isinstance(exc, HarnessError) else normalize(exc)
 
 
 class HarnessRetrying(tenacity.Retrying):
@@ -268,9 +274,9 @@ def _repair_step(
     errors.append(err)
     if len(errors) >= attempts or time.monotonic() - started >= total:
         top = _exhausted(errors, attempts)
-        if top.code != "output.retries_exhausted":
+        if top.problem.code != "output.retries_exhausted":
             top = class_for_code("output.retries_exhausted")(
-                f"{len(errors)} attempts; the model did not fix: {err.code}",
+                f"{len(errors)} attempts; the model did not fix: {err.problem.code}",
                 attempts=len(errors),
                 max_attempts=attempts,
                 causes=list(reversed(errors)),

@@ -445,7 +445,15 @@ def test_worst_echoes_through_wrapped_clients() -> None:
     assert results["google"][0] in {"context.window_exceeded", "upstream.invalid_request"}
 
 
-_READER_PREFIXES = ("JSONRPC_", "A2A_", "PYDANTIC_AI_", "AGENTS_", "INSTRUCTOR_", "FRAMEWORK_")
+_READER_PREFIXES = (
+    "JSONRPC_",
+    "A2A_",
+    "PYDANTIC_AI_",
+    "AGENTS_",
+    "INSTRUCTOR_",
+    "FRAMEWORK_",
+    "RECORD_",
+)
 
 
 def test_every_listed_pattern_is_reached_by_the_worst_inputs() -> None:
@@ -455,8 +463,8 @@ def test_every_listed_pattern_is_reached_by_the_worst_inputs() -> None:
     missing = [p.source for p in _patterns.ALL if p.source not in seen]
     # RULE_ESCAPE runs on the rule tables' own sources when an adapter loads, before the
     # recorders are installed. The bindings' and framework readers' patterns run only on what
-    # their own SDKs raise (their tests run those SDKs); each call cuts its text to
-    # MAX_MESSAGE, and their shape is checked above like every other entry.
+    # their own SDKs raise (their tests run those SDKs), the recorder's on what it writes;
+    # each call cuts its text to its bound, and their shape is checked like every entry's.
     readers = [
         p.source
         for name, p in vars(_patterns).items()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -20,6 +21,8 @@ from normalize_errors import (
     normalized,
     wrap,
 )
+from normalize_errors.replay import catalog, find
+from normalize_errors.testing import Faults, Reply, Request
 
 
 def wrapped_clients_keep_their_type() -> None:
@@ -99,3 +102,17 @@ async def retries_keep_the_result_type() -> None:
     assert_type(retrying()(number, 1), int)
     assert_type(await async_retrying()(later, 1), str)
     assert_type(repair(lambda feedback: 1.5), float)
+
+
+def fault_injection() -> None:
+    """The testing API: the script returns the injector, the records have their types."""
+    with Faults() as faults:
+        assert_type(faults.fail("anthropic/overloaded_529", times=2), Faults)
+        assert_type(faults.fail(429, headers={"retry-after": "1"}, body={}), Faults)
+        assert_type(faults.succeed().cut_stream(after=1), Faults)
+        assert_type(faults.requests[0], Request)
+        assert_type(faults.waits, list[float])
+        assert_type(faults.calls, int)
+    assert_type(Reply.from_cassette("openai/overloaded_503"), list[Reply])
+    assert_type(find("anthropic/overloaded_529"), Path)
+    assert_type(catalog(), list[dict[str, Any]])

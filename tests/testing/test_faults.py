@@ -1,0 +1,253 @@
+"""Faults: recorded failures served from the real transports of httpx and httpx2."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+import tenacity
+from google import genai
+from google.genai import errors as genai_errors
+
+from normalize_errors import UpstreamOverloadedError, normalize, wrap
+from normalize_errors.replay import find
+from normalize_errors.testing import Faults, Reply
+from tests.support import is_instance, raised
+
+MESSAGES = [{"role": "user", "content": "Hello"}]
+
+
+def chat(client: openai.OpenAI) -> str | None:
+    """One chat completion's text."""
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)  # type: ignore[arg-type]
+    return reply.choices[0].message.content
+
+
+def test_a_shipped_failure_then_a_success_fitting_the_api() -> None:
+    """Two 529s from the cassette, then a Messages success; the SDK's own retries wait twice."""
+    with Faults() as faults:
+        faults.fail("anthropic/overloaded_529", times=2)
+        client = anthropic.Anthropic(api_key="sk-ant-test", max_retries=2)
+        message = client.messages.create(model="claude-x", max_tokens=5, messages=MESSAGES)  # type: ignore[arg-type]
+    assert message.content[0].text == "Hello!"  # type: ignore[union-attr]
+    assert message.model == "claude-x"
+    assert faults.calls == 3
+    assert faults.served == ["anthropic/overloaded_529", "anthropic/overloaded_529", "success"]
+    assert len(faults.waits) == 2  # the SDK's back-off, asked for and not slept
+    assert faults.requests[0].host == "api.anthropic.com"
+    assert faults.requests[0].path == "/v1/messages"
+    assert faults.requests[0].json()["max_tokens"] == 5
+    sent = faults.requests[0].headers
+    assert "sk-ant-test" in sent.get("x-api-key", sent.get("authorization", ""))
+    assert faults.requests[2].headers["x-stainless-retry-count"] == "2"
+
+
+def test_the_sdk_honours_retry_after_and_the_wait_is_noted() -> None:
+    """An inline 429 with retry-after: 3 makes openai wait exactly 3 seconds (not slept)."""
+    began = time.perf_counter()
+    with Faults() as faults:
+        faults.fail(429, headers={"retry-after": "3"}, body={"error": {"message": "slow down"}})
+        assert chat(openai.OpenAI(api_key="sk-test", max_retries=1)) == "Hello!"
+    assert faults.waits == [3.0]
+    assert time.perf_counter() - began < 3  # no real sleep happened
+
+
+def test_async_sdk_retries_wait_through_anyio_without_sleeping() -> None:
+    """The async clients' back-off (anyio.sleep) is noted, not slept."""
+
+    async def go() -> str | None:
+        client = openai.AsyncOpenAI(api_key="sk-test", max_retries=2)
+        reply = await client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+        return reply.choices[0].message.content
+
+    began = time.perf_counter()
+    with Faults() as faults:
+        faults.fail(429, headers={"retry-after": "5"}, body={"error": {"message": "x"}}, times=2)
+        assert asyncio.run(go()) == "Hello!"
+    assert faults.waits == [5.0, 5.0]
+    assert time.perf_counter() - began < 5
+
+
+def test_tenacity_waits_are_noted_without_sleeping() -> None:
+    """tenacity's sync and async sleeps go through the patched sleeps."""
+    with Faults() as faults:
+        faults.fail("google/overloaded_503", times=2)
+        client = genai.Client(api_key="test-key")
+        retrying = tenacity.Retrying(
+            wait=tenacity.wait_fixed(7),
+            stop=tenacity.stop_after_attempt(3),
+            retry=tenacity.retry_if_exception_type(genai_errors.ServerError),
+        )
+        reply = retrying(client.models.generate_content, model="gemini-2.5-flash", contents="Hi")
+        assert reply.text == "Hello!"
+        assert faults.waits == [7.0, 7.0]
+
+        faults.fail("google/overloaded_503")
+
+        async def go() -> str | None:
+            async for attempt in tenacity.AsyncRetrying(
+                wait=tenacity.wait_fixed(4), stop=tenacity.stop_after_attempt(2)
+            ):
+                with attempt:
+                    answer = await client.aio.models.generate_content(
+                        model="gemini-2.5-flash", contents="Hi"
+                    )
+            return answer.text
+
+        assert asyncio.run(go()) == "Hello!"
+    assert faults.waits == [7.0, 7.0, 4.0]
+    assert faults.calls == 5
+
+
+def test_google_sdk_retries_wait_through_tenacity() -> None:
+    """google-genai's own retry options (tenacity inside the SDK) wait without sleeping."""
+    with Faults() as faults:
+        faults.fail("google/overloaded_503", times=2)
+        client = genai.Client(api_key="test-key", http_options={"retry_options": {"attempts": 3}})
+        reply = client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+    assert reply.text == "Hello!"
+    assert len(faults.waits) == 2
+    assert faults.requests[0].path.endswith("/models/gemini-2.5-flash:generateContent")
+
+
+def test_wrapped_clients_raise_the_typed_error() -> None:
+    """A wrapped client built by the code under test raises the harness error."""
+    with Faults() as faults:
+        faults.fail("anthropic/overloaded_529")
+        client = wrap(anthropic.Anthropic(api_key="sk-ant-test", max_retries=0))
+        err = raised(lambda: client.messages.create(model="m", max_tokens=5, messages=MESSAGES))  # type: ignore[arg-type]
+    assert is_instance(err, UpstreamOverloadedError)
+    assert is_instance(err, anthropic.APIStatusError)
+    assert isinstance(err, UpstreamOverloadedError)
+    assert err.upstream["request_id"] == "req_01RCc7MbLyQNtGKzBTv8VCep"
+
+
+def test_success_fits_every_api_and_its_streams() -> None:
+    """Chat, Responses, Messages and Gemini, plain and streamed, parse in their SDKs."""
+    with Faults(text="Fine") as faults:
+        client = openai.OpenAI(api_key="sk-test")
+        assert chat(client) == "Fine"
+        assert client.responses.create(model="gpt-4o-mini", input="Hi").output_text == "Fine"
+        with client.responses.stream(model="gpt-4o-mini", input="Hi") as events:
+            assert events.get_final_response().output_text == "Fine"
+        chunks = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=MESSAGES,  # type: ignore[arg-type]
+            stream=True,
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)  # type: ignore[union-attr]
+        assert text == "Fine"
+        claude = anthropic.Anthropic(api_key="sk-ant-test")
+        with claude.messages.stream(model="m", max_tokens=5, messages=MESSAGES) as stream:  # type: ignore[arg-type]
+            assert stream.get_final_text() == "Fine"
+        gemini = genai.Client(api_key="test-key")
+        parts = gemini.models.generate_content_stream(model="gemini-2.5-flash", contents="Hi")
+        assert "".join(p.text or "" for p in parts) == "Fine"
+    assert faults.served == ["success"] * 6
+
+
+def test_an_error_event_in_the_middle_of_a_stream() -> None:
+    """A shipped mid-stream error is raised by the SDK while the stream is read."""
+    with Faults() as faults:
+        faults.fail("anthropic/stream_error_overloaded")
+        claude = anthropic.Anthropic(api_key="sk-ant-test", max_retries=0)
+        seen: list[str] = []
+
+        def read() -> None:
+            with claude.messages.stream(model="m", max_tokens=5, messages=MESSAGES) as stream:  # type: ignore[arg-type]
+                seen.extend(stream.text_stream)
+
+        err = raised(read)
+    assert seen == ["Hello", "!"]  # the text before the error arrived
+    assert normalize(err).code == "upstream.overloaded"
+
+
+@pytest.mark.parametrize("library", [httpx, httpx2])
+def test_a_stream_cut_by_the_transport(library: object) -> None:
+    """cut_stream: the first events arrive, then the transport's RemoteProtocolError."""
+    with Faults() as faults:
+        faults.cut_stream(after=2)
+        with library.Client() as client:  # type: ignore[attr-defined]
+            body = {"model": "m", "messages": MESSAGES, "stream": True}
+            with client.stream(
+                "POST", "https://api.openai.com/v1/chat/completions", json=body
+            ) as r:
+                got: list[bytes] = []
+                err = raised(lambda: got.extend(r.iter_bytes()))
+    assert isinstance(err, library.RemoteProtocolError)  # type: ignore[attr-defined]
+    assert b"".join(got).count(b"data: ") == 2
+    assert normalize(err).code == "upstream.unavailable"
+
+
+def test_async_clients_and_cut_streams() -> None:
+    """Async httpx clients get the script too; a cut async stream raises mid-way."""
+
+    async def go() -> tuple[int, BaseException | None]:
+        async with httpx.AsyncClient() as client:
+            first = await client.get("https://gateway.example/v1/thing")
+            try:
+                claude = anthropic.AsyncAnthropic(api_key="sk-ant-test", max_retries=0)
+                async with claude.messages.stream(
+                    model="m",
+                    max_tokens=5,
+                    messages=MESSAGES,  # type: ignore[arg-type]
+                ) as stream:
+                    async for _ in stream.text_stream:
+                        pass
+            except Exception as exc:
+                return first.status_code, exc
+        return first.status_code, None
+
+    with Faults() as faults:
+        faults.fail(503, body="upstream down").cut_stream(after=3)
+        status, err = asyncio.run(go())
+    assert status == 503
+    assert err is not None
+    assert normalize(err).code == "upstream.unavailable"
+    assert faults.served == ["HTTP 503", "cut"]
+
+
+def test_a_users_cassette_file_and_repeating_forever(tmp_path: Path) -> None:
+    """A cassette path serves its interactions; times=None serves on every request."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(find("openai/overloaded_503").read_text(encoding="utf-8"), encoding="utf-8")
+    with Faults() as faults:
+        faults.fail(mine, times=None)
+        client = openai.OpenAI(api_key="sk-test", max_retries=3)
+        err = raised(lambda: chat(client))
+    assert isinstance(err, openai.InternalServerError)
+    assert faults.calls == 4
+    assert faults.served == ["openai/overloaded_503"] * 4
+
+
+def test_unknown_names_say_what_exists() -> None:
+    """A typo in a cassette name lists the closest shipped names."""
+    with pytest.raises(FileNotFoundError, match="anthropic/overloaded_529"):
+        Faults().fail("anthropic/overloaded")
+    with pytest.raises(TypeError):
+        Faults().fail(3.5)  # type: ignore[arg-type]
+
+
+def test_strict_check_and_restoring_everything() -> None:
+    """An unserved step fails check(); stop() puts back the transports and the sleeps."""
+    before = (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep)
+    faults = Faults()
+    with faults:
+        faults.fail(Reply(500, body="x")).cut_stream()
+        assert httpx.HTTPTransport.handle_request is not before[0]
+        with pytest.raises(RuntimeError), Faults():
+            pass
+    assert (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep) == before
+    assert faults.pending == 2
+    with pytest.raises(
+        AssertionError, match=r"2 scripted response\(s\) never requested \(HTTP 500, cut\)"
+    ):
+        faults.check()
+    faults.strict = False
+    faults.check()
