@@ -9,10 +9,17 @@ wrapped too; every method call runs the real method and:
   both the harness class and the vendor class it replaces (``except openai.RateLimitError``
   and ``except UpstreamRateLimitedError`` both catch it), carrying the vendor exception's
   attributes, with the vendor exception as ``__cause__``;
-* on a result, runs ``check()`` (unless turned off) and returns the *same* result object;
+* on the result of a *generating* method (see ``GENERATING``), runs ``check()`` (unless
+  turned off) and returns the *same* result object; every other result (``models.get``,
+  ``count_tokens``, ``embed_content``, ``conversations.items.retrieve``, lists, files...)
+  is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
-  inside the stream and, at its end, for a failure stop reason; the chunks received before
-  the error are on the error as ``chunks``.
+  inside the stream and, at the end of a generating method's stream, for a failure stop
+  reason; the chunks received before the error are on the error as ``chunks``.
+
+A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
+failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
+during a call are attributed to the caller's line, as without ``wrap()``.
 
 ``isinstance(wrapped, openai.OpenAI)`` holds. Only ``Exception`` subclasses are converted:
 cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through untouched.
@@ -20,6 +27,7 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from collections.abc import Callable, Collection, Iterable
@@ -62,34 +70,100 @@ def typed_error(exc: BaseException, *, provider: str | None = None) -> HarnessEr
     return typed
 
 
-class _Options:
-    """What a wrapped client was asked to do; shared by every proxy it hands out."""
+GENERATING: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("openai.resources.chat.completions", "Completions"): frozenset({"create", "parse", "stream"}),
+    ("openai.resources.beta.chat.completions", "Completions"): frozenset({"parse", "stream"}),
+    ("openai.resources.responses", "Responses"): frozenset(
+        {"create", "parse", "stream", "retrieve"}
+    ),
+    ("openai.resources.completions", "Completions"): frozenset({"create"}),
+    ("anthropic.resources.messages", "Messages"): frozenset({"create", "parse", "stream"}),
+    ("anthropic.resources.beta.messages", "Messages"): frozenset(
+        {"create", "parse", "stream", "tool_runner"}
+    ),
+    ("google.genai.models", "Models"): frozenset({"generate_content", "generate_content_stream"}),
+    ("google.genai.chats", "Chat"): frozenset({"send_message", "send_message_stream"}),
+}
+"""The methods whose results ``wrap()`` checks: (resource package, class) -> method names.
 
-    __slots__ = ("check", "codes", "max_attempts", "provider")
+The class is the SDK's resource class without its ``Async`` prefix and its
+``WithRawResponse``/``WithStreamingResponse`` suffix, in that package or a module below
+it. What these methods return (a result, a stream, a stream manager, a raw response whose
+``parse()`` gives the result) is checked; what any other method returns is not.
+"""
+
+
+def _resource_key(cls: type) -> tuple[str, str]:
+    name = cls.__name__.removeprefix("Async")
+    for suffix in ("WithRawResponse", "WithStreamingResponse"):
+        name = name.removesuffix(suffix)
+    return cls.__module__, name
+
+
+def generates(owner: Any, name: str) -> bool:
+    """Whether ``owner.name(...)`` is one of the generating methods of ``GENERATING``."""
+    module, cls = _resource_key(type(owner))
+    for (package, klass), methods in GENERATING.items():
+        if (
+            cls == klass
+            and name in methods
+            and (module == package or module.startswith(package + "."))
+        ):
+            return True
+    return False
+
+
+class _Options:
+    """What a wrapped client was asked to do; shared by every proxy it hands out.
+
+    ``generating`` is set on the options of what a generating method returned: only those
+    results and streams are checked.
+    """
+
+    __slots__ = ("_generating", "check", "client", "codes", "generating", "provider")
 
     def __init__(
         self,
         provider: str | None,
         check: bool | Collection[str],
-        max_attempts: int | None,
+        client: Any,
+        generating: bool = False,
     ) -> None:
         self.provider = provider
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
-        self.max_attempts = max_attempts
+        self.client = client
+        self.generating = generating
+        self._generating: _Options | None = self if generating else None
+
+    @property
+    def max_attempts(self) -> int | None:
+        """The client's ``max_retries`` + 1, read now (it may have been set since)."""
+        return _max_attempts(self.client)
+
+    def _same(self, client: Any, generating: bool) -> _Options:
+        check = self.codes if self.codes is not None else self.check
+        return _Options(self.provider, check, client, generating)
+
+    def for_generation(self) -> _Options:
+        """These options, for what a generating method returned."""
+        found = self._generating
+        if found is None:
+            found = self._generating = self._same(self.client, True)
+        return found
 
     def child(self, client: Any) -> _Options:
         """The options for a new client (``with_options``): its own ``max_retries``."""
-        attempts = _max_attempts(client)
-        if attempts is None or attempts == self.max_attempts:
+        if client is self.client or _max_attempts(client) is None:
             return self
-        return _Options(
-            self.provider, self.codes if self.codes is not None else self.check, attempts
-        )
+        return self._same(client, self.generating)
 
 
 def _max_attempts(client: Any) -> int | None:
-    retries = getattr(client, "max_retries", None)
+    try:
+        retries = getattr(client, "max_retries", None)
+    except Exception:
+        return None
     if isinstance(retries, int) and not isinstance(retries, bool):
         return retries + 1
     return None
@@ -141,7 +215,7 @@ def _kind(value: Any, from_call: bool) -> int:
 
 
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
-    if options.check:
+    if options.check and options.generating:
         err = _facade.diagnose(result, provider=options.provider, tools=tools)
         if err is not None and (options.codes is None or err.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
@@ -151,11 +225,7 @@ def _checked(result: Any, options: _Options, tools: Any) -> Any:
 
 def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> HarnessError:
     err = typed_error(exc, provider=options.provider)
-    if (
-        err.max_attempts is None
-        and options.max_attempts is not None
-        and err.code.startswith("upstream.")
-    ):
+    if err.max_attempts is None and err.code.startswith("upstream."):
         err.max_attempts = options.max_attempts
     if chunks is not None:
         err.chunks = chunks
@@ -195,13 +265,18 @@ class _Proxy:
         return type(self._ne_target)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_ne_"):  # a proxy made without __init__ (copy, pickle)
+            raise AttributeError(name)
         cache = self.__dict__
         target = self._ne_target
         value = getattr(target, name)
         if name.startswith("_"):
             return value
         if inspect.ismethod(value) or inspect.isfunction(value) or inspect.isbuiltin(value):
-            wrapped = _method(value, self._ne_options, target)
+            options = self._ne_options
+            if not options.generating and generates(target, name):
+                options = options.for_generation()
+            wrapped = _method(value, options, target)
             cache[name] = wrapped
             return wrapped
         out = _after(value, self._ne_options, None, owner=target, from_call=False)
@@ -222,6 +297,19 @@ class _Proxy:
 
     def __repr__(self) -> str:
         return repr(self._ne_target)
+
+    def __copy__(self) -> Any:
+        return type(self)._ne_copy(self, copy.copy(self._ne_target))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return type(self)._ne_copy(self, copy.deepcopy(self._ne_target, memo))
+
+    @staticmethod
+    def _ne_copy(proxy: _Proxy, target: Any) -> Any:
+        options = proxy._ne_options
+        if options.client is proxy._ne_target:
+            options = options._same(target, options.generating)
+        return _Proxy(target, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         options = self._ne_options
@@ -303,7 +391,7 @@ def _stream_problem(
     target: Any, owner: Any, chunks: list[Any], options: _Options, tools: Any
 ) -> HarnessError | None:
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
-    if not options.check:
+    if not options.check or not options.generating:
         return None
     from .providers import provider_of_object
 
@@ -468,7 +556,7 @@ def wrap(
         A proxy with the same interface that type checkers see as the client's own type;
         ``isinstance`` checks against the client's class hold.
     """
-    options = _Options(provider, check, _max_attempts(client))
+    options = _Options(provider, check, client)
     return cast("_T", _Proxy(client, options))
 
 
