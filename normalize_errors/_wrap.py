@@ -581,6 +581,39 @@ class _Normalizer:
 
     def __call__(self, func: _F) -> _F:
         provider = self.provider
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def generate(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return (yield from func(*args, **kwargs))
+                except HarnessError:
+                    raise
+                except Exception as exc:
+                    raise typed_error(exc, provider=provider) from exc
+
+            return cast("_F", generate)
+        if inspect.isasyncgenfunction(func):
+
+            @functools.wraps(func)
+            async def agenerate(*args: Any, **kwargs: Any) -> Any:
+                inner = func(*args, **kwargs)
+                sent: Any = None
+                try:
+                    while True:
+                        try:
+                            item = await inner.asend(sent)
+                        except StopAsyncIteration:
+                            return
+                        except HarnessError:
+                            raise
+                        except Exception as exc:
+                            raise typed_error(exc, provider=provider) from exc
+                        sent = yield item
+                finally:
+                    await inner.aclose()
+
+            return cast("_F", agenerate)
         if inspect.iscoroutinefunction(func):
 
             @functools.wraps(func)
@@ -618,7 +651,8 @@ def normalized(func: _F | None = None, *, provider: str | None = None) -> _F | _
     """Turn exceptions into typed harness errors, as a context manager or a decorator.
 
     ``with normalized(): ...``, ``async with normalized(): ...``, ``@normalized`` and
-    ``@normalized(provider="openai")`` on plain and ``async`` functions. Errors are
+    ``@normalized(provider="openai")`` on plain and ``async`` functions, and on generators
+    and async generators (errors raised while they are iterated are typed too). Errors are
     drop-in instances (see ``typed_error``); cancellation and ``KeyboardInterrupt`` pass
     through untouched, and a ``HarnessError`` is re-raised as it is.
     """
