@@ -145,7 +145,8 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     ``harness.internal_error`` without a cause; a ``provider`` that is not a string is
     ignored (the library works the provider out).
     """
-    if not isinstance(exc, BaseException):
+    given: object = exc  # typed as an exception; callers pass anything
+    if not isinstance(given, BaseException):
         return HarnessInternalError(
             f"normalize() was given a {type(exc).__name__}, not an exception.",
             retryable=False,

@@ -590,9 +590,12 @@ class Deferred:
         that raises) gives ``{"unreadable": ...}`` naming the exception type instead.
         """
         try:
-            return _data(self())
+            built: dict[str, Any] = _data(self())
+            return built
         except Exception as bug:
-            return {"unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"}
+            return {
+                "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
+            }
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -902,8 +905,7 @@ def _unicode(text: str) -> str:
 
 def _text(value: str) -> str:
     """A text member as it enters an error: redacted, encodable as UTF-8."""
-    text = redact(value)
-    return _unicode(text) if isinstance(text, str) else text
+    return _unicode(redact(value))
 
 
 _MAX_INT_BITS: Final = 13_000

@@ -13,7 +13,7 @@ import json
 import pickle
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from normalize_errors import (
 from normalize_errors.bindings.http import read_problem, to_http
 from normalize_errors.exceptions import CauseStandIn, Deferred
 
-from .support import valid
+from .support import is_instance, valid
 
 TYPE = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 HUGE = "1" + "0" * 400
@@ -86,7 +86,7 @@ def test_classify_answers_for_a_lone_surrogate(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["code"] == "upstream.invalid_request"
 
 
-# -- huge numbers ------------------------------------------------------------------------------------
+# -- huge numbers ----------------------------------------------------------------------------------
 
 
 def test_read_problem_never_raises_on_huge_numbers() -> None:
@@ -110,7 +110,7 @@ def test_from_json_reads_huge_numbers_as_out_of_range() -> None:
         HarnessError("x", code="x-app.failed", retry_after=10**400)
 
 
-# -- upstream built lazily ---------------------------------------------------------------------------
+# -- upstream built lazily -------------------------------------------------------------------------
 
 
 class Hostile:
@@ -125,7 +125,8 @@ class Hostile:
 
 def broken(_: object) -> dict[str, Any]:
     """A deferred builder reading a hostile value."""
-    return {"wait": float(Hostile())}  # type: ignore[arg-type]
+    value: Any = Hostile()
+    return {"wait": float(value)}
 
 
 def huge(_: object) -> dict[str, Any]:
@@ -141,7 +142,7 @@ def test_deferred_upstream_never_raises(build: Any) -> None:
     repr(err)
     valid(err)
     assert pickle.loads(pickle.dumps(err)) == err
-    assert err == err
+    assert err == pickle.loads(pickle.dumps(err))
     assert err.upstream
 
 
@@ -152,15 +153,16 @@ def test_huge_int_given_as_upstream() -> None:
     repr(err)
 
 
-# -- @normalized on generators -------------------------------------------------------------------------
+# -- @normalized on generators ---------------------------------------------------------------------
 
 
 def overloaded() -> Exception:
     """A real anthropic-free vendor error: the OpenAI SDK's 503."""
-    import httpx
+    from normalize_errors.providers._calls import http_library
 
-    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
-    response = httpx.Response(503, request=request)
+    http: Any = http_library("openai")
+    request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = http.Response(503, request=request)
     return openai.InternalServerError("overloaded", response=response, body=None)
 
 
@@ -168,7 +170,7 @@ def test_normalized_generator_types_errors_raised_while_iterating() -> None:
     """Values flow, then the error raised mid-iteration comes out typed; send() works."""
 
     @normalized
-    def numbers() -> Iterator[int]:
+    def numbers() -> Generator[int, str, None]:
         got = yield 1
         assert got == "hello"
         yield 2
@@ -193,17 +195,21 @@ def test_normalized_async_generator_types_errors_raised_while_iterating() -> Non
 
     async def main() -> list[str]:
         got = []
-        with pytest.raises(HarnessError) as info:
+
+        async def consume() -> None:
             async for item in events():
                 got.append(item)
+
+        with pytest.raises(HarnessError) as info:
+            await consume()
         assert info.value.code.startswith("upstream.")
-        assert isinstance(info.value, openai.InternalServerError)
+        assert is_instance(info.value, openai.InternalServerError)
         return got
 
     assert asyncio.run(main()) == ["a"]
 
 
-# -- pickles -----------------------------------------------------------------------------------------------
+# -- pickles ---------------------------------------------------------------------------------------
 
 
 def test_pickled_error_whose_cause_class_cannot_be_imported_loads() -> None:
@@ -227,7 +233,7 @@ def test_pickled_cause_of_an_importable_class_keeps_its_class() -> None:
     assert type(loaded.__cause__) is openai.InternalServerError
 
 
-# -- classify ------------------------------------------------------------------------------------------------
+# -- classify --------------------------------------------------------------------------------------
 
 
 def classify(data: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -255,7 +261,7 @@ def test_classify_rejects_hostile_input_without_a_traceback(data: bytes) -> None
     assert out.stdout.startswith(b"classify: ")
 
 
-# -- schema-valid objects ------------------------------------------------------------------------------------
+# -- schema-valid objects --------------------------------------------------------------------------
 
 
 def test_from_response_with_a_provider_that_is_not_a_string() -> None:
@@ -275,7 +281,7 @@ def test_location_pointer_cut_after_a_tilde_stays_a_json_pointer() -> None:
     assert valid(err).to_dict()["location"]["pointer"] == "/a~1b~0c"
 
 
-# -- normalize() of a non-exception --------------------------------------------------------------------------
+# -- normalize() of a non-exception ----------------------------------------------------------------
 
 
 def test_normalize_of_a_non_exception_gives_a_harness_error() -> None:

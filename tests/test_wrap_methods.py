@@ -256,7 +256,7 @@ def test_the_allowlist_names_real_sdk_methods() -> None:
     ]
     covered = set()
     for cls in resources:
-        owner = cls.__new__(cls)
+        owner: Any = object.__new__(cls)
         for (package, klass), methods in GENERATING.items():
             if cls.__name__.removeprefix("Async") == klass and cls.__module__.startswith(package):
                 covered.add((package, klass))
@@ -330,11 +330,11 @@ def test_every_genai_model_passes_a_non_generating_method(
     for cls in classes:
         current[:] = [filled(cls)]
         assert client.models.get(model="m") is current[0]
-    with pytest.raises(ContentFilteredError):  # the same filled result does fail a check
-        current[:] = [filled(genai_types.GenerateContentResponse)]
-        from normalize_errors import check
+    from normalize_errors import check
 
-        check(current[0])
+    generated = filled(genai_types.GenerateContentResponse)
+    with pytest.raises(ContentFilteredError):  # the same filled result does fail a check
+        check(generated)
 
 
 # -- copies and retries ----------------------------------------------------------------------------
@@ -369,4 +369,3 @@ def test_max_attempts_follows_the_clients_current_max_retries() -> None:
     with pytest.raises(UpstreamUnavailableError) as info:
         client.models.list()
     assert (info.value.attempts, info.value.max_attempts) == (3, 3)
-
