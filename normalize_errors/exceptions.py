@@ -553,6 +553,8 @@ class HarnessError(Exception):
     def __setstate__(self, state: dict[str, Any] | None) -> None:
         state = dict(state or {})
         cause = state.pop("__cause__", None)
+        if isinstance(cause, _ExceptionCopy):  # copy.copy: the state was not pickled
+            cause = cause.exc
         self.result = self.chunks = None
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)
