@@ -259,7 +259,12 @@ def _read_response(text: str) -> tuple[Any, Any, Any]:
     """(status, headers, body) from raw HTTP text or from JSON with those members."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        data = json.loads(stripped)
+        try:
+            data = json.loads(stripped)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+        if not isinstance(data, dict):
+            raise ValueError("the JSON is not an object")
         body = data.get("body")
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
@@ -282,10 +287,15 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
     from ._facade import from_response
 
     if args.file in (None, "-"):
-        text = sys.stdin.read()
+        data = sys.stdin.buffer.read()
     else:
-        with open(args.file, encoding="utf-8") as source:
-            text = source.read()
+        with open(args.file, "rb") as source:
+            data = source.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
+        return 2
     try:
         status, headers, body = _read_response(text)
     except ValueError as exc:

@@ -256,8 +256,18 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     ``harness.internal_error``, then order).
 
     The original exception is the result's ``__cause__`` (unless it already had one, for a
-    ``HarnessError`` passed in).
+    ``HarnessError`` passed in). Something that is not an exception at all gives
+    ``harness.internal_error`` without a cause; a ``provider`` that is not a string is
+    ignored (the library works the provider out).
     """
+    given: object = exc  # typed as an exception; callers pass anything
+    if not isinstance(given, BaseException):
+        return HarnessInternalError(
+            f"normalize() was given a {type(exc).__name__}, not an exception.",
+            retryable=False,
+            upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
+        )
+    provider = _provider_name(provider)
     try:
         err = _normalize(exc, provider)
     except Exception as bug:  # a bug here must never hide the caller's exception
@@ -269,6 +279,11 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     if err is not exc and err.__cause__ is None:
         err.__cause__ = exc
     return err
+
+
+def _provider_name(provider: object) -> str | None:
+    """``provider`` when it is a string; anything else is ignored (worked out instead)."""
+    return provider if isinstance(provider, str) else None
 
 
 def from_response(
@@ -286,8 +301,9 @@ def from_response(
     A 2xx response has no error status: an error event inside its body (a stream) is
     reported like its HTTP twin, and a 2xx that carries no error at all gives
     ``upstream.invalid_response`` with a ``detail`` that says so (use ``check`` for
-    results).
+    results). A ``provider`` that is not a string is ignored.
     """
+    provider = _provider_name(provider)
     try:
         problem = _read_problem()(status, headers, body)
         if problem is not None:
@@ -369,6 +385,7 @@ def diagnose(
 
     Never raises; see ``check``. The SDK result stays on the error as ``result``.
     """
+    provider = _provider_name(provider)
     try:
         name = provider or _result_provider(result)
         if name is None or name == "http":

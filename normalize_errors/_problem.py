@@ -2,10 +2,12 @@
 
 Every failure raises ``ProblemFormatError`` with the JSON Pointer of the offending member.
 Integral floats are accepted where the draft asks for integers, because some carriers
-(A2A data parts) turn every number into a float. ``causes`` nested deeper than
-``MAX_CAUSE_DEPTH`` are cut to their innermost entry, which is read without its own causes;
-so are the lists met once ``MAX_TOTAL_CAUSES`` causes have been read (shared sub-objects, as
-YAML anchors or a program can make, would otherwise grow as 16 to the power of the depth).
+(A2A data parts) turn every number into a float. A number too large for a float (``1``
+followed by 400 zeros) is out of range: ``retry_after`` and ``limit`` values like it are
+invalid, as infinity would be. ``causes`` nested deeper than ``MAX_CAUSE_DEPTH`` are cut to
+their innermost entry, which is read without its own causes; so are the lists met once
+``MAX_TOTAL_CAUSES`` causes have been read (shared sub-objects, as YAML anchors or a program
+can make, would otherwise grow as 16 to the power of the depth).
 """
 
 from __future__ import annotations
@@ -113,7 +115,13 @@ def _flag(obj: dict[str, Any], name: str, at: str) -> bool | None:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number; an integer too large for a float (``1e400`` written out) is not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _non_negative(value: Any) -> bool:

@@ -12,10 +12,16 @@ wrapped too; every method call runs the real method and:
   other harness member as the harness's, and ``err.problem`` is the plain harness error.
   ``wrap(client, dropin=False)`` raises the plain harness error instead. Either way the
   vendor exception is ``__cause__``;
-* on a result, runs ``check()`` (unless turned off) and returns the *same* result object;
+* on the result of a *generating* method (see ``GENERATING``), runs ``check()`` (unless
+  turned off) and returns the *same* result object; every other result (``models.get``,
+  ``count_tokens``, ``embed_content``, ``conversations.items.retrieve``, lists, files...)
+  is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
-  inside the stream and, at its end, for a failure stop reason; the chunks received before
-  the error are on the error as ``chunks``.
+  inside the stream and, at the end of a generating method's stream, for a failure stop
+  reason; the chunks received before the error are on the error as ``chunks``.
+
+A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
+failure (``wrapped.max_retries = 2`` is seen by the next call).
 
 ``isinstance(wrapped, openai.OpenAI)`` holds. Only ``Exception`` subclasses are converted:
 cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through untouched.
@@ -23,6 +29,7 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from collections.abc import Callable, Collection, Iterable
@@ -63,39 +70,102 @@ def typed_error(
     return make_dropin(cls, err, exc)
 
 
-class _Options:
-    """What a wrapped client was asked to do; shared by every proxy it hands out."""
+GENERATING: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("openai.resources.chat.completions", "Completions"): frozenset({"create", "parse", "stream"}),
+    ("openai.resources.beta.chat.completions", "Completions"): frozenset({"parse", "stream"}),
+    ("openai.resources.responses", "Responses"): frozenset(
+        {"create", "parse", "stream", "retrieve"}
+    ),
+    ("openai.resources.completions", "Completions"): frozenset({"create"}),
+    ("anthropic.resources.messages", "Messages"): frozenset({"create", "parse", "stream"}),
+    ("anthropic.resources.beta.messages", "Messages"): frozenset(
+        {"create", "parse", "stream", "tool_runner"}
+    ),
+    ("google.genai.models", "Models"): frozenset({"generate_content", "generate_content_stream"}),
+    ("google.genai.chats", "Chat"): frozenset({"send_message", "send_message_stream"}),
+}
+"""The methods whose results ``wrap()`` checks: (resource package, class) -> method names.
 
-    __slots__ = ("check", "codes", "dropin", "max_attempts", "provider")
+The class is the SDK's resource class without its ``Async`` prefix and its
+``WithRawResponse``/``WithStreamingResponse`` suffix, in that package or a module below
+it. What these methods return (a result, a stream, a stream manager, a raw response whose
+``parse()`` gives the result) is checked; what any other method returns is not.
+"""
+
+
+def _resource_key(cls: type) -> tuple[str, str]:
+    name = cls.__name__.removeprefix("Async")
+    for suffix in ("WithRawResponse", "WithStreamingResponse"):
+        name = name.removesuffix(suffix)
+    return cls.__module__, name
+
+
+def generates(owner: Any, name: str) -> bool:
+    """Whether ``owner.name(...)`` is one of the generating methods of ``GENERATING``."""
+    module, cls = _resource_key(type(owner))
+    for (package, klass), methods in GENERATING.items():
+        if (
+            cls == klass
+            and name in methods
+            and (module == package or module.startswith(package + "."))
+        ):
+            return True
+    return False
+
+
+class _Options:
+    """What a wrapped client was asked to do; shared by every proxy it hands out.
+
+    ``generating`` is set on the options of what a generating method returned: only those
+    results and streams are checked.
+    """
+
+    __slots__ = ("_generating", "check", "client", "codes", "dropin", "generating", "provider")
 
     def __init__(
         self,
         provider: str | None,
         check: bool | Collection[str],
-        max_attempts: int | None,
+        client: Any,
+        generating: bool = False,
         dropin: bool = True,
     ) -> None:
         self.provider = provider
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
-        self.max_attempts = max_attempts
+        self.client = client
+        self.generating = generating
         self.dropin = dropin
+        self._generating: _Options | None = self if generating else None
+
+    @property
+    def max_attempts(self) -> int | None:
+        """The client's ``max_retries`` + 1, read now (it may have been set since)."""
+        return _max_attempts(self.client)
+
+    def _same(self, client: Any, generating: bool) -> _Options:
+        check = self.codes if self.codes is not None else self.check
+        return _Options(self.provider, check, client, generating, self.dropin)
+
+    def for_generation(self) -> _Options:
+        """These options, for what a generating method returned."""
+        found = self._generating
+        if found is None:
+            found = self._generating = self._same(self.client, True)
+        return found
 
     def child(self, client: Any) -> _Options:
         """The options for a new client (``with_options``): its own ``max_retries``."""
-        attempts = _max_attempts(client)
-        if attempts is None or attempts == self.max_attempts:
+        if client is self.client or _max_attempts(client) is None:
             return self
-        return _Options(
-            self.provider,
-            self.codes if self.codes is not None else self.check,
-            attempts,
-            self.dropin,
-        )
+        return self._same(client, self.generating)
 
 
 def _max_attempts(client: Any) -> int | None:
-    retries = getattr(client, "max_retries", None)
+    try:
+        retries = getattr(client, "max_retries", None)
+    except Exception:
+        return None
     if isinstance(retries, int) and not isinstance(retries, bool):
         return retries + 1
     return None
@@ -147,7 +217,7 @@ def _kind(value: Any, from_call: bool) -> int:
 
 
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
-    if options.check:
+    if options.check and options.generating:
         err = _facade.diagnose(result, provider=options.provider, tools=tools)
         if err is not None and (options.codes is None or err.problem.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
@@ -158,11 +228,7 @@ def _checked(result: Any, options: _Options, tools: Any) -> Any:
 def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> HarnessError:
     err = typed_error(exc, provider=options.provider, dropin=options.dropin)
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
-    if (
-        problem.max_attempts is None
-        and options.max_attempts is not None
-        and problem.code.startswith("upstream.")
-    ):
+    if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts
     if chunks is not None:
         problem.chunks = chunks
@@ -202,13 +268,18 @@ class _Proxy:
         return type(self._ne_target)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_ne_"):  # a proxy made without __init__ (copy, pickle)
+            raise AttributeError(name)
         cache = self.__dict__
         target = self._ne_target
         value = getattr(target, name)
         if name.startswith("_"):
             return value
         if inspect.ismethod(value) or inspect.isfunction(value) or inspect.isbuiltin(value):
-            wrapped = _method(value, self._ne_options, target)
+            options = self._ne_options
+            if not options.generating and generates(target, name):
+                options = options.for_generation()
+            wrapped = _method(value, options, target)
             cache[name] = wrapped
             return wrapped
         out = _after(value, self._ne_options, None, owner=target, from_call=False)
@@ -229,6 +300,19 @@ class _Proxy:
 
     def __repr__(self) -> str:
         return repr(self._ne_target)
+
+    def __copy__(self) -> Any:
+        return type(self)._ne_copy(self, copy.copy(self._ne_target))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return type(self)._ne_copy(self, copy.deepcopy(self._ne_target, memo))
+
+    @staticmethod
+    def _ne_copy(proxy: _Proxy, target: Any) -> Any:
+        options = proxy._ne_options
+        if options.client is proxy._ne_target:
+            options = options._same(target, options.generating)
+        return _Proxy(target, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         options = self._ne_options
@@ -310,7 +394,7 @@ def _stream_problem(
     target: Any, owner: Any, chunks: list[Any], options: _Options, tools: Any
 ) -> HarnessError | None:
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
-    if not options.check:
+    if not options.check or not options.generating:
         return None
     from .providers import provider_of_object
 
@@ -481,7 +565,7 @@ def wrap(
         A proxy with the same interface that type checkers see as the client's own type;
         ``isinstance`` checks against the client's class hold.
     """
-    options = _Options(provider, check, _max_attempts(client), dropin)
+    options = _Options(provider, check, client, dropin=dropin)
     return cast("_T", _Proxy(client, options))
 
 
@@ -507,6 +591,39 @@ class _Normalizer:
 
     def __call__(self, func: _F) -> _F:
         provider, dropin = self.provider, self.dropin
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def generate(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return (yield from func(*args, **kwargs))
+                except HarnessError:
+                    raise
+                except Exception as exc:
+                    raise typed_error(exc, provider=provider, dropin=dropin) from exc
+
+            return cast("_F", generate)
+        if inspect.isasyncgenfunction(func):
+
+            @functools.wraps(func)
+            async def agenerate(*args: Any, **kwargs: Any) -> Any:
+                inner = func(*args, **kwargs)
+                sent: Any = None
+                try:
+                    while True:
+                        try:
+                            item = await inner.asend(sent)
+                        except StopAsyncIteration:
+                            return
+                        except HarnessError:
+                            raise
+                        except Exception as exc:
+                            raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                        sent = yield item
+                finally:
+                    await inner.aclose()
+
+            return cast("_F", agenerate)
         if inspect.iscoroutinefunction(func):
 
             @functools.wraps(func)
@@ -548,10 +665,11 @@ def normalized(
     """Turn exceptions into typed harness errors, as a context manager or a decorator.
 
     ``with normalized(): ...``, ``async with normalized(): ...``, ``@normalized`` and
-    ``@normalized(provider="openai")`` on plain and ``async`` functions. Errors are
-    drop-in instances (see ``typed_error``), or plain harness errors with ``dropin=False``;
-    cancellation and ``KeyboardInterrupt`` pass through untouched, and a ``HarnessError`` is
-    re-raised as it is.
+    ``@normalized(provider="openai")`` on plain and ``async`` functions, and on generators
+    and async generators (errors raised while they are iterated are typed too). Errors are
+    drop-in instances (see ``typed_error``), or plain harness errors with
+    ``dropin=False``; cancellation and ``KeyboardInterrupt`` pass
+    through untouched, and a ``HarnessError`` is re-raised as it is.
     """
     normalizer = _Normalizer(provider, dropin)
     return normalizer if func is None else normalizer(func)

@@ -243,26 +243,26 @@ class HarnessError(Exception):
             raise ValueError(f"{code!r} is not a harness error code (category.name)")
         elif cls._category is not None and code.partition(".")[0] != cls._category:
             raise ValueError(f"{code!r} is not in the {cls._category!r} category")
-        if retry_after is not None and not (retry_after >= 0 and math.isfinite(retry_after)):
+        if retry_after is not None and not _finite_wait(retry_after):
             raise ValueError(f"retry_after must be a finite number >= 0, not {retry_after!r}")
         self.code = code
         self._info: CodeInfo = code_info(code)
         self._type: str | None = IANA_TYPE if type is None else type
-        self._title: str | None = self._info.title if title is None else redact(title)
+        self._title: str | None = self._info.title if title is None else _text(title)
         self.status = status
-        self._detail = None if detail is None else redact(detail)
-        self.instance = None if instance is None else redact(instance)
+        self._detail = None if detail is None else _text(detail)
+        self.instance = None if instance is None else _text(instance)
         self._origin: Origin | None = self._info.origin if origin is None else origin
         self._retryable = retryable
         self._model_recoverable = model_recoverable
-        self._model_feedback = None if model_feedback is None else redact(model_feedback)
+        self._model_feedback = None if model_feedback is None else _text(model_feedback)
         self.retry_after = None if retry_after is None else float(retry_after)
         self.attempts = attempts
         self.max_attempts = max_attempts
-        self._limit: Limit | None = None if limit is None else sanitize(limit)
-        self._location: Location | None = None if location is None else sanitize(location)
+        self._limit: Limit | None = None if limit is None else _data(limit)
+        self._location: Location | None = None if location is None else _location(location)
         self._upstream: dict[str, Any] | Deferred | None = (
-            None if upstream is None else sanitize(upstream)
+            None if upstream is None else _data(upstream)
         )
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
@@ -288,7 +288,7 @@ class HarnessError(Exception):
 
     @title.setter
     def title(self, value: str | None) -> None:
-        self._title = None if value is None else redact(value)
+        self._title = None if value is None else _text(value)
 
     @property
     def detail(self) -> str | None:
@@ -297,7 +297,7 @@ class HarnessError(Exception):
 
     @detail.setter
     def detail(self, value: str | None) -> None:
-        self._detail = None if value is None else redact(value)
+        self._detail = None if value is None else _text(value)
         self.args = () if self._detail is None else (self._detail,)
 
     @property
@@ -336,7 +336,7 @@ class HarnessError(Exception):
 
     @model_feedback.setter
     def model_feedback(self, value: str | None) -> None:
-        self._model_feedback = None if value is None else redact(value)
+        self._model_feedback = None if value is None else _text(value)
 
     @property
     def limit(self) -> Limit | None:
@@ -345,7 +345,7 @@ class HarnessError(Exception):
 
     @limit.setter
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
-        self._limit = None if value is None else sanitize(value)
+        self._limit = None if value is None else _data(value)
 
     @property
     def location(self) -> Location | None:
@@ -354,7 +354,7 @@ class HarnessError(Exception):
 
     @location.setter
     def location(self, value: Location | Mapping[str, Any] | None) -> None:
-        self._location = None if value is None else sanitize(value)
+        self._location = None if value is None else _location(value)
 
     @property
     def upstream(self) -> dict[str, Any]:
@@ -363,12 +363,12 @@ class HarnessError(Exception):
         if value is None:
             value = self._upstream = {}
         elif isinstance(value, Deferred):  # built by an adapter, read on first use
-            value = self._upstream = value()
+            value = self._upstream = value.settle()
         return value
 
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
-        self._upstream = None if value is None else sanitize(value)
+        self._upstream = None if value is None else _data(value)
 
     @property
     def causes(self) -> list[HarnessError]:
@@ -564,6 +564,8 @@ class HarnessError(Exception):
     def __setstate__(self, state: dict[str, Any] | None) -> None:
         state = dict(state or {})
         cause = state.pop("__cause__", None)
+        if isinstance(cause, _ExceptionCopy):  # copy.copy: the state was not pickled
+            cause = cause.exc
         self.result = self.chunks = None
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)
@@ -593,6 +595,20 @@ class Deferred:
 
     def __call__(self) -> dict[str, Any]:
         return self.func(self.arg)
+
+    def settle(self) -> dict[str, Any]:
+        """The member, JSON-safe; never raises (normalizers never raise, nor do their errors).
+
+        A vendor object that breaks while it is read (a ``__float__`` or ``__getattr__``
+        that raises) gives ``{"unreadable": ...}`` naming the exception type instead.
+        """
+        try:
+            built: dict[str, Any] = _data(self())
+            return built
+        except Exception as bug:
+            return {
+                "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
+            }
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -877,8 +893,90 @@ def class_for_code(code: str) -> type[HarnessError]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
+def _finite_wait(value: Any) -> bool:
+    """Whether ``value`` is a finite number >= 0 (an int too large for a float is not)."""
+    try:
+        return bool(value >= 0 and math.isfinite(value))
+    except (OverflowError, TypeError):
+        return False
+
+
+def _unicode(text: str) -> str:
+    """``text`` with every lone surrogate (half of a cut emoji) replaced by U+FFFD.
+
+    Lone surrogates are valid in JSON text (``"\\ud83d"``) and in ``str``, but no UTF-8
+    encoder accepts them: ``to_http()``, ``to_json().encode()`` and a terminal would fail.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _text(value: str) -> str:
+    """A text member as it enters an error: redacted, encodable as UTF-8."""
+    return _unicode(redact(value))
+
+
+_MAX_INT_BITS: Final = 13_000
+"""Integers longer than this (about 3,900 decimal digits) are kept as a note of their size:
+Python refuses to write ints over 4,300 digits as text, which ``repr`` and JSON need."""
+
+
+def _settle(value: Any) -> Any:
+    """``value`` (already sanitized) with texts made UTF-8-safe and unwritable numbers noted."""
+    if isinstance(value, str):
+        return _unicode(value)
+    if isinstance(value, dict):
+        return {_settle(key): _settle(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_settle(item) for item in value]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+        return f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def _data(value: Any) -> Any:
+    """Nested data as it enters an error: redacted, size-bounded, JSON-safe."""
+    return _settle(sanitize(value))
+
+
+def _location(value: Any) -> Any:
+    """``location`` as it enters an error; a pointer cut inside an escape (``~``) loses it."""
+    location = _data(value)
+    if isinstance(location, dict):
+        pointer = location.get("pointer")
+        if isinstance(pointer, str) and "~" in pointer:
+            location["pointer"] = _whole_escapes(pointer)
+    return location
+
+
+def _whole_escapes(pointer: str) -> str:
+    """``pointer`` without a ``~`` that starts no ``~0``/``~1`` escape (where it was cut)."""
+    out: list[str] = []
+    index = 0
+    while True:
+        found = pointer.find("~", index)
+        if found == -1:
+            out.append(pointer[index:])
+            return "".join(out)
+        out.append(pointer[index:found])
+        if pointer[found + 1 : found + 2] in ("0", "1"):
+            out.append(pointer[found : found + 2])
+            index = found + 2
+        else:
+            index = found + 1
+
+
 def _extensions(extensions: Mapping[str, Any]) -> dict[str, Any]:
-    clean: dict[str, Any] = sanitize(dict(extensions))
+    clean: dict[str, Any] = _data(dict(extensions))
     for name in MEMBERS:
         clean.pop(name, None)
     return clean
@@ -975,7 +1073,9 @@ def _pickle_state(err: HarnessError) -> dict[str, Any]:
             state[key] = value
     cause = err.__cause__
     if cause is not None:
-        state["__cause__"] = cause if _picklable(cause) else _ExceptionCopy(cause)
+        # By class name: a cause whose class cannot be imported where the pickle is loaded
+        # comes back as a stand-in (see ``CauseStandIn``), never as a failed load.
+        state["__cause__"] = cause if isinstance(cause, HarnessError) else _ExceptionCopy(cause)
     return state
 
 
@@ -1006,7 +1106,8 @@ class _ExceptionCopy:
         exc = self.exc
         args = exc.args if _picklable(exc.args) else ()
         attrs = {k: v for k, v in vars(exc).items() if k != "__traceback__" and _picklable(v)}
-        return (_rebuild_exception, (type(exc), args, attrs))
+        cls = type(exc)
+        return (_rebuild_named, (cls.__module__, cls.__qualname__, args, attrs))
 
 
 def _rebuild_exception(
@@ -1016,6 +1117,39 @@ def _rebuild_exception(
     exc.args = args
     exc.__dict__.update(attrs)
     return exc
+
+
+class CauseStandIn(Exception):
+    """Stands in for a pickled error's ``__cause__`` whose class cannot be imported on load.
+
+    ``original_class`` names the class (``module.qualname``); ``args`` and the attributes
+    that pickled are kept.
+    """
+
+    original_class: str = ""
+
+
+def _rebuild_named(
+    module: str, qualname: str, args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    import importlib
+
+    found: Any = None
+    try:
+        found = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except Exception:
+        found = None
+    if isinstance(found, type) and issubclass(found, BaseException):
+        try:
+            return _rebuild_exception(found, args, attrs)
+        except Exception:
+            pass
+    stand_in = CauseStandIn(*args)
+    stand_in.__dict__.update(attrs)
+    stand_in.original_class = f"{module}.{qualname}"
+    return stand_in
 
 
 def _restore(

@@ -115,7 +115,7 @@ def read_problem(status: Any, headers: Any, body: Any) -> HarnessError | None:
         return None
     try:
         err = HarnessError.from_dict(obj)
-    except ProblemFormatError:
+    except (ProblemFormatError, ValueError, TypeError, OverflowError, RecursionError):
         return None
     if err.retry_after is None:
         err.retry_after = retry_after(lower_headers(headers))

@@ -1,0 +1,292 @@
+"""Inputs that used to crash or give a wrong answer (issue 8, "Crashes and wrong answers").
+
+Each test failed before its fix: a lone surrogate, huge numbers, an ``upstream`` that breaks
+while it is built, ``@normalized`` generators, a pickled cause whose class is gone, the
+``classify`` command on hostile input, schema-invalid objects, ``normalize()`` of a
+non-exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Generator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from normalize_errors import (
+    HarnessError,
+    HarnessInternalError,
+    ProblemFormatError,
+    UpstreamOverloadedError,
+    from_response,
+    normalize,
+    normalized,
+)
+from normalize_errors.bindings.http import read_problem, to_http
+from normalize_errors.exceptions import CauseStandIn, Deferred
+
+from .support import is_instance, valid
+
+TYPE = "https://iana.org/assignments/http-problem-types#agent-harness-error"
+HUGE = "1" + "0" * 400
+
+
+# -- lone surrogates -------------------------------------------------------------------------------
+
+
+def test_lone_surrogate_in_a_vendor_message_is_replaced() -> None:
+    """'\\ud83d' (valid JSON) reaches detail as U+FFFD: to_http and to_json encode."""
+    body = '{"error": {"message": "cut emoji \\ud83d here", "type": "invalid_request_error"}}'
+    err = valid(from_response(400, {"content-type": "application/json"}, body))
+    assert err.detail is not None
+    assert "\ufffd" in err.detail
+    assert "\ud83d" not in err.detail
+    status, _, payload = to_http(err)
+    assert status == err.http_status
+    assert json.loads(payload)["detail"] == err.detail
+    err.to_json().encode("utf-8")
+    pair = HarnessError("a whole emoji \ud83d\ude00", code="x-app.failed")
+    assert pair.detail == "a whole emoji \U0001f600"  # a surrogate pair is joined, not cut
+
+
+def test_lone_surrogate_in_upstream_and_members() -> None:
+    """Nested texts (upstream, extensions, keys) and set members are made encodable too."""
+    err = HarnessError(
+        "x",
+        code="x-app.failed",
+        upstream={"message": "\udc80", "\ud800": "key"},
+        model_feedback="\ud83d",
+    )
+    err.detail = "\udfff"
+    text = err.to_json().encode("utf-8").decode("utf-8")
+    assert "\ufffd" in text
+    assert err.model_feedback == "\ufffd"
+
+
+def test_classify_answers_for_a_lone_surrogate(tmp_path: Path) -> None:
+    """The command line prints the problem object instead of dying on the surrogate."""
+    path = tmp_path / "response.json"
+    path.write_text(
+        json.dumps({"status": 400, "body": {"error": {"message": "half \ud83d"}}}),
+        encoding="utf-8",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "normalize_errors", "classify", str(path)],
+        capture_output=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["code"] == "upstream.invalid_request"
+
+
+# -- huge numbers ----------------------------------------------------------------------------------
+
+
+def test_read_problem_never_raises_on_huge_numbers() -> None:
+    """retry_after or limit.value of 1e400 written out: not a valid object, so None."""
+    for member in (f'"retry_after": {HUGE}', f'"limit": {{"name": "n", "value": {HUGE}}}'):
+        body = f'{{"type": "{TYPE}", "code": "upstream.rate_limited", {member}}}'
+        assert read_problem(429, {}, body) is None
+        err = valid(from_response(429, {}, body))  # read as a plain HTTP 429
+        assert (err.code, err.retry_after) == ("upstream.rate_limited", None)
+
+
+def test_from_json_reads_huge_numbers_as_out_of_range() -> None:
+    """from_json raises ProblemFormatError naming the member, never OverflowError."""
+    with pytest.raises(ProblemFormatError, match="/retry_after"):
+        HarnessError.from_json(f'{{"code": "upstream.rate_limited", "retry_after": {HUGE}}}')
+    with pytest.raises(ProblemFormatError, match="/limit/value"):
+        HarnessError.from_json(
+            f'{{"code": "loop.budget_exceeded", "limit": {{"name": "n", "value": {HUGE}}}}}'
+        )
+    with pytest.raises(ValueError, match="retry_after"):
+        HarnessError("x", code="x-app.failed", retry_after=10**400)
+
+
+# -- upstream built lazily -------------------------------------------------------------------------
+
+
+class Hostile:
+    """A vendor value that breaks when it is read."""
+
+    def __float__(self) -> float:
+        raise RuntimeError("no float")
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("no attributes")
+
+
+def broken(_: object) -> dict[str, Any]:
+    """A deferred builder reading a hostile value."""
+    value: Any = Hostile()
+    return {"wait": float(value)}
+
+
+def huge(_: object) -> dict[str, Any]:
+    """A deferred builder keeping an int over 4300 digits."""
+    return {"code": 10**5000}
+
+
+@pytest.mark.parametrize("build", [broken, huge])
+def test_deferred_upstream_never_raises(build: Any) -> None:
+    """repr, to_dict, pickle and == of the returned error work whatever upstream holds."""
+    err = HarnessError("x", code="x-app.failed")
+    err._upstream = Deferred(build, None)
+    repr(err)
+    valid(err)
+    assert pickle.loads(pickle.dumps(err)) == err
+    assert err == pickle.loads(pickle.dumps(err))
+    assert err.upstream
+
+
+def test_huge_int_given_as_upstream() -> None:
+    """An int over 4300 digits passed to the constructor is noted by its size."""
+    err = valid(HarnessError("x", code="x-app.failed", upstream={"n": 10**5000}))
+    assert "bits" in err.upstream["n"]
+    repr(err)
+
+
+# -- @normalized on generators ---------------------------------------------------------------------
+
+
+def overloaded() -> Exception:
+    """A real anthropic-free vendor error: the OpenAI SDK's 503."""
+    from normalize_errors.providers._calls import http_library
+
+    http: Any = http_library("openai")
+    request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = http.Response(503, request=request)
+    return openai.InternalServerError("overloaded", response=response, body=None)
+
+
+def test_normalized_generator_types_errors_raised_while_iterating() -> None:
+    """Values flow, then the error raised mid-iteration comes out typed; send() works."""
+
+    @normalized
+    def numbers() -> Generator[int, str, None]:
+        got = yield 1
+        assert got == "hello"
+        yield 2
+        raise TimeoutError("slow")
+
+    gen = numbers()
+    assert next(gen) == 1
+    assert gen.send("hello") == 2
+    with pytest.raises(HarnessError) as info:
+        next(gen)
+    assert info.value.code == "upstream.unavailable"
+    assert isinstance(info.value.__cause__, TimeoutError)
+
+
+def test_normalized_async_generator_types_errors_raised_while_iterating() -> None:
+    """The async twin: items flow, then the vendor error is a typed drop-in."""
+
+    @normalized
+    async def events() -> AsyncIterator[str]:
+        yield "a"
+        raise overloaded()
+
+    async def main() -> list[str]:
+        got = []
+
+        async def consume() -> None:
+            async for item in events():
+                got.append(item)
+
+        with pytest.raises(HarnessError) as info:
+            await consume()
+        assert info.value.problem.code.startswith("upstream.")
+        assert is_instance(info.value, openai.InternalServerError)
+        return got
+
+    assert asyncio.run(main()) == ["a"]
+
+
+# -- pickles ---------------------------------------------------------------------------------------
+
+
+def test_pickled_error_whose_cause_class_cannot_be_imported_loads() -> None:
+    """A cause of a local class comes back as a CauseStandIn naming the class."""
+
+    class Gone(Exception):
+        pass
+
+    err = normalize(Gone("lost", 7))
+    loaded = pickle.loads(pickle.dumps(err))
+    assert loaded == err
+    cause = loaded.__cause__
+    assert isinstance(cause, CauseStandIn)
+    assert cause.args == ("lost", 7)
+    assert cause.original_class.endswith("Gone")
+
+
+def test_pickled_cause_of_an_importable_class_keeps_its_class() -> None:
+    """The stand-in is only for classes that cannot be found."""
+    loaded = pickle.loads(pickle.dumps(normalize(overloaded())))
+    assert type(loaded.__cause__) is openai.InternalServerError
+
+
+# -- classify --------------------------------------------------------------------------------------
+
+
+def classify(data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "normalize_errors", "classify"],
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+        b"HTTP/1.1 500 \r\n\r\n\xff\xfe not UTF-8",
+    ],
+    ids=["deep", "not-utf8"],
+)
+def test_classify_rejects_hostile_input_without_a_traceback(data: bytes) -> None:
+    """A clear message, exit status 2, no traceback."""
+    out = classify(data)
+    assert out.returncode == 2
+    assert b"Traceback" not in out.stderr + out.stdout
+    assert out.stdout.startswith(b"classify: ")
+
+
+# -- schema-valid objects --------------------------------------------------------------------------
+
+
+def test_from_response_with_a_provider_that_is_not_a_string() -> None:
+    """provider=[...] is ignored: the answer validates against the shipped schema."""
+    body = '{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}'
+    err = valid(from_response(429, {}, body, provider=["openai"]))  # type: ignore[arg-type]
+    assert err.code == "upstream.rate_limited"
+    assert isinstance(err.upstream.get("provider"), str)
+
+
+def test_location_pointer_cut_after_a_tilde_stays_a_json_pointer() -> None:
+    """A pointer cut at the length bound right after '~' loses the dangling '~'."""
+    pointer = "/" + "a" * 4095 + "~0~1"
+    err = valid(HarnessError("x", code="x-app.failed", location={"pointer": pointer}))
+    assert "~…" not in err.to_dict()["location"]["pointer"]
+    err.location = {"pointer": "/a~1b~0c~"}
+    assert valid(err).to_dict()["location"]["pointer"] == "/a~1b~0c"
+
+
+# -- normalize() of a non-exception ----------------------------------------------------------------
+
+
+def test_normalize_of_a_non_exception_gives_a_harness_error() -> None:
+    """normalize("text") returns harness.internal_error; it used to raise TypeError."""
+    err = valid(normalize("text"))  # type: ignore[arg-type]
+    assert isinstance(err, HarnessInternalError)
+    assert err.__cause__ is None
+    assert normalize(UpstreamOverloadedError("busy")).code == "upstream.overloaded"
