@@ -1,20 +1,37 @@
-"""Credential redaction and JSON-safe, size-bounded copies (draft section 10).
+"""Credential redaction, JSON-safe size-bounded copies, and credential-free pickles (section 10).
 
 Every text that enters a ``HarnessError`` passes through ``redact`` (strings) or
 ``sanitize`` (nested data) when it is set, so no credential can come out of the error's
-attributes, ``str()``, ``repr()``, ``to_dict()`` or ``to_json()``.
+attributes, ``str()``, ``repr()``, ``to_dict()`` or ``to_json()``; ``scrub`` makes the
+copies of vendor objects that go into a pickle.
 
-What is recognised:
+What is recognised (each replaced by ``[REDACTED]``):
 
-* API keys of OpenAI (``sk-...``, ``sk-proj-...``), Anthropic (``sk-ant-...``) and
-  Google (``AIza...``), Google OAuth access tokens (``ya29.``) and JSON Web Tokens;
-* ``Bearer`` / ``Basic`` credentials;
-* the headers ``Authorization``, ``Proxy-Authorization``, ``x-api-key``, ``api-key``,
-  ``x-goog-api-key`` and ``Cookie``, written as ``name: value`` or ``name=value`` in text,
-  and as keys of a mapping (any case);
-* the query parameters ``key``, ``api_key``, ``api-key``, ``access_token`` and ``token``.
+* key formats, wherever they stand: OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``),
+  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIzaSy``),
+  Google OAuth access tokens (``ya29.``), Groq (``gsk_``) and xAI (``xai-``) keys. These
+  prefixes are long or rare enough to be recognised even glued to the text before them
+  (``abcsk-proj-...``), by the prefix, the key's character set and its least length;
+* key formats that must start a word (a letter or digit before them means it is some
+  other word): ``sk-`` (OpenAI, DeepSeek), ``AIza`` (Google), ``hf_`` (Hugging Face),
+  ``AKIA``/``ASIA`` (AWS access key ids) and JSON Web Tokens (``eyJ...``). An escape
+  (``\\n``, ``\\t``, ``\\u0020``) or a percent-encoded byte (``%20``) before them counts as
+  a word start;
+* keys hard-wrapped across lines (``\\n``, ``\\r\\n`` or an escaped ``\\n`` inside them);
+* ``Bearer`` / ``Basic`` credentials (also ``Bearer%20...`` and ``Bearer+...``);
+* the whole value of ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and
+  ``Set-Cookie`` (any scheme, every cookie) up to the end of the line or quoted string;
+* the value of credential-named fields written ``name: value``, ``name=value`` or
+  ``"name": "value"`` (any case, ``-`` or ``_``): ``api_key``, ``x-api-key``,
+  ``x-goog-api-key``, ``access_token`` and every other ``*_token``, ``client_secret``,
+  ``password``, ``secret_key``, ``private_key``, ``credential``...; and of the short names
+  ``key``, ``token``, ``secret``, ``sig``, ``signature`` written ``name=value`` (as in a
+  query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
+* the user information of a URL (``https://user:password@host``).
 
-Each is replaced by ``[REDACTED]``.
+Every pattern runs in linear time on a text cut to a stated bound first (see each pattern's
+comment); texts are redacted before they are cut, so a key straddling a cut is recognised
+whole. Nothing is cached: no copy of a raw text outlives the call.
 """
 
 from __future__ import annotations
@@ -28,110 +45,256 @@ if TYPE_CHECKING:
     import re
     from typing import Any, Final
 
-__all__ = ["KEY_SHAPES", "REDACTED", "redact", "sanitize"]
+__all__ = [
+    "DROP",
+    "KEY_SHAPES",
+    "MARGIN",
+    "MAX_REDACT",
+    "REDACTED",
+    "clip",
+    "redact",
+    "sanitize",
+    "scrub",
+    "secret_name",
+]
 
 REDACTED: Final = "[REDACTED]"
 
-SECRET_KEYS: Final = frozenset(
+MAX_REDACT: Final = 16_384
+"""Longest text ``redact`` returns; a longer text is redacted, then cut there (marked ``…``)."""
+MARGIN: Final = 512
+"""Characters read past a cut, so a key that straddles the cut is recognised whole first."""
+
+_SECRET_NAMES: Final = frozenset(
     {
         "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "api_key",
-        "apikey",
-        "x-goog-api-key",
+        "proxyauthorization",
         "cookie",
-        "set-cookie",
-        "access_token",
-        "password",
+        "setcookie",
+        "key",
+        "token",
         "secret",
-        "client_secret",
+        "password",
+        "passwd",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
     }
 )
-"""Mapping keys whose values are always replaced, whatever they look like."""
+_SECRET_SUFFIXES: Final = (
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authorization",
+)
+
+
+def secret_name(name: object) -> bool:
+    """Whether a mapping key or header name names a credential (any case, ``-``, ``_``, spaces).
+
+    ``Authorization``, ``"authorization "``, ``X-Api-Key``, ``api_key``, ``token``, ``key``,
+    ``access_token``, ``client_secret``, ``Cookie``...
+    """
+    if isinstance(name, (bytes, bytearray)):
+        name = bytes(name[:256]).decode("latin-1")
+    if not isinstance(name, str):
+        return False
+    flat = name[:256].strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    return flat in _SECRET_NAMES or flat.endswith(_SECRET_SUFFIXES)
+
+
+# -- the patterns ------------------------------------------------------------------------------
+#
+# Every pattern below runs only on a text of at most MAX_REDACT + MARGIN characters (``clip``
+# cuts first). Why each is linear in that length is stated next to it; the rule they all
+# follow: a quantifier that can run long is either the last thing its branch needs (a greedy
+# run that cannot fail once begun, so a failed start costs at most the branch's least
+# length) or may start only at the start of a run of its own characters (so each character
+# is scanned from a bounded number of starts), or it is bounded by a small constant.
+
+_BODY: Final = "A-Za-z0-9_-"
+# A word start: not after a letter or digit, or right after an escape or a %XX byte.
+_WORD: Final = (
+    r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4}))"
+)
+# A run start: as a word start, but not after - or _ either (a JWT may start only there).
+_RUN: Final = (
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4}))"
+)
 
 KEY_SHAPES: Final = (
-    r"\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-...)
-    r"|\bAIza[0-9A-Za-z_-]{30,}"  # Google API key
-    r"|\bya29\.[0-9A-Za-z_-]{10,}"  # Google OAuth access token
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JSON Web Token
+    # Distinctive prefixes, recognised glued to anything: prefix, then a greedy run of the
+    # key's characters with nothing after it, so a start fails after at most its least
+    # length (20 or 33) and a match consumes what it scanned. Linear.
+    rf"sk-(?:proj|svcacct|admin|ant|or-v1)-[{_BODY}]{{20,}}"
+    rf"|AIzaSy[{_BODY}]{{33}}"
+    rf"|ya29\.[{_BODY}]{{20,}}"
+    r"|gsk_[A-Za-z0-9]{20,}"
+    r"|xai-[A-Za-z0-9]{20,}"
+    # Short or common prefixes, only at a word start; same greedy-tail argument. Linear.
+    rf"|{_WORD}(?:sk-[{_BODY}]{{16,}}"
+    rf"|AIza[{_BODY}]{{35}}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16})"
+    # JSON Web Token: three dot-separated runs. The first may start only at a run start and
+    # each segment stays inside one run of its characters, so every run is scanned from at
+    # most three starts (its own and the two before it). Linear.
+    rf"|{_RUN}eyJ[{_BODY}]{{8,}}\.[{_BODY}]{{8,}}\.[{_BODY}]*"
 )
-"""The shapes of API keys and tokens, whatever surrounds them."""
+"""The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
-# One alternation, no nested quantifiers: linear time on any input.
+_SEP: Final = r"""(?:\\?["'])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'])?"""
+_QUOTED_SEP: Final = r"""(?:=|%3[Dd]|\\?["'][ \t]*:[ \t]*(?:\\?["'])?)"""
+
+# One alternation; in each branch one capturing group holds what is replaced. Flags are
+# scoped, so key prefixes stay case-sensitive and field names are not.
 _PATTERN: Final = LazyPattern(
-    rf"""(?xi)
-    (?P<key>{KEY_SHAPES})
-    |(?P<scheme>\b(?:[Bb]earer|[Bb]asic)\s+)[A-Za-z0-9._~+/=-]{{8,}}
-    |(?P<header>\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bcookie)
-      (?P<hsep>["']?\s*[:=]\s*["']?)(?:(?:[Bb]earer|[Bb]asic)\s+)?[^\s"',;&}}]+
-    |(?P<param>[?&](?:key|api_key|api-key|access_token|token)=)[^&\s"'#]+
+    rf"""(?x)
+    ({KEY_SHAPES})
+    # Bearer/Basic: a literal word then a greedy run that cannot fail once begun. Linear.
+    |(?i:{_WORD}(?:bearer|basic))(?:[ \t]+|%20|\+)([A-Za-z0-9._~+/=-]{{8,}})
+    # Whole-value headers: a literal name, a separator of bounded shape (its blanks are one
+    # run, the name occurs at disjoint places), then a greedy run to the line's or quoted
+    # string's end, which cannot fail once begun. Linear.
+    |(?i:(?<![A-Za-z0-9_-])(?:proxy-)?authorization|(?<![A-Za-z0-9_-])(?:set-)?cookie)
+     {_SEP}([^\r\n"'\\<>]+)
+    # Credential-named fields: a literal name (an alternation of literals), separator as
+    # above, then a greedy run of value characters. Linear.
+    |(?i:(?<![A-Za-z0-9])(?:
+        x-goog-api-key|(?:x-)?api[-_]?key|apikey
+        |(?:access|secret|private)[-_]?key|secret[-_]access[-_]key
+        |[a-z]{{0,12}}[-_]token
+        |client[-_]?secret|passw(?:or)?d
+     )){_SEP}([^\s"',;&}}<>\\]+)
+    # Short field names: only as name=value (a query string) or "name": value. Linear as above.
+    |(?i:(?<![A-Za-z0-9])(?:key|token|secret|sig|signature|credential)){_QUOTED_SEP}([^\s"',;&#}}<>\\]+)
+    # URL user information: after a literal '://', a run bounded to 256 characters. Linear.
+    |://([^\s/?#@"'<>\\]{{1,256}})@
     """
 )
+# ``[a-z]{0,12}[-_]token`` is bounded (12), so a start costs at most 13 characters.
 
-
-def _replace(match: re.Match[str]) -> str:
-    if match.group("key") is not None:
-        return REDACTED
-    scheme = match.group("scheme")
-    if scheme is not None:
-        return scheme + REDACTED
-    header = match.group("header")
-    if header is not None:
-        return header + match.group("hsep") + REDACTED
-    return match.group("param") + REDACTED
-
+# Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
+_BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
+_KEYS: Final = LazyPattern(KEY_SHAPES)
 
 _ANCHORS: Final = (
     "sk-",
     "aiza",
     "ya29.",
     "eyj",
+    "gsk_",
+    "xai-",
+    "hf_",
+    "akia",
+    "asia",
     "bearer",
     "basic",
-    "authoriz",
-    "api-key",
-    "api_key",
-    "x-goog",
+    "auth",
     "cookie",
-    "key=",
-    "token=",
+    "key",
+    "token",
+    "secret",
+    "passw",
+    "sig",
+    "credential",
+    "://",
 )
 """Lower-case text every credential form contains; text without any of them is clean."""
-_SHORTEST: Final = 12
-"""No recognised credential form fits in fewer characters."""
-_MEMO: dict[str, str] = {}
-_MEMO_SIZE: Final = 1024
-_MEMO_TEXT: Final = 2048
+_SHORTEST: Final = 5
+"""No recognised credential form fits in fewer characters (``key=x``)."""
+
+
+def _suspect(text: str) -> bool:
+    low = text.lower()
+    return any(anchor in low for anchor in _ANCHORS)
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Where the credentials in ``text`` are (start, end), in no particular order."""
+    spans = [m.span(m.lastindex or 0) for m in _PATTERN.compiled().finditer(text)]
+    if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
+        spans.extend(_wrapped(text))
+    return spans
+
+
+def _wrapped(text: str) -> list[tuple[int, int]]:
+    """Keys that a line break cuts in two: found in the text with its breaks removed."""
+    from bisect import bisect_right
+
+    pieces: list[str] = []
+    starts: list[int] = []  # where each piece starts in the joined text
+    origins: list[int] = []  # ... and in ``text``
+    pos = joined_at = 0
+    for match in _BREAKS.compiled().finditer(text):
+        begin, end = match.span()
+        pieces.append(text[pos:begin])
+        starts.append(joined_at)
+        origins.append(pos)
+        joined_at += begin - pos
+        pos = end
+    pieces.append(text[pos:])
+    starts.append(joined_at)
+    origins.append(pos)
+    found = []
+    for match in _KEYS.compiled().finditer("".join(pieces)):
+        begin, end = match.span()
+        first = bisect_right(starts, begin) - 1
+        last = bisect_right(starts, end - 1) - 1
+        if first != last:  # within one line the first pass saw it
+            found.append((origins[first] + begin - starts[first], origins[last] + end - starts[last]))
+    return found
+
+
+def clip(text: str, limit: int = MAX_REDACT) -> str:
+    """``text`` redacted, then cut to ``limit`` characters (marked ``…``).
+
+    Redaction reads ``MARGIN`` characters past the cut, so a key that straddles it is
+    replaced whole: no part of it survives. Patterns never see more than
+    ``limit + MARGIN`` characters.
+    """
+    cut = len(text) > limit
+    window = text[: limit + MARGIN] if cut else text
+    if len(window) < _SHORTEST or not _suspect(window):
+        return window[:limit] + "…" if cut else text
+    spans = _spans(window)
+    if not spans:
+        return window[:limit] + "…" if cut else text
+    spans.sort()
+    out: list[str] = []
+    pos = 0
+    for begin, end in spans:
+        if begin >= limit:
+            break
+        if end <= pos:
+            continue
+        if begin >= pos:
+            out.append(window[pos:begin])
+            out.append(REDACTED)
+        pos = end  # an overlapping span extends the one before
+    if pos < limit:
+        out.append(window[pos:limit])
+    if cut:
+        out.append("…")
+    return "".join(out)
 
 
 def redact(text: str) -> str:
     """Return ``text`` with every credential it contains replaced by ``[REDACTED]``.
 
-    Fast on clean text: short strings and strings without any credential's tell-tale
-    substring skip the pattern, and recent results for repeated texts (the same vendor
-    message, error after error) are remembered.
+    A text over ``MAX_REDACT`` (16,384) characters is redacted, then cut there (marked
+    ``…``). Fast on clean text: text without any credential's tell-tale substring skips the
+    patterns. Nothing is remembered between calls.
     """
-    if len(text) < _SHORTEST:
-        return text
-    known = _MEMO.get(text)
-    if known is not None:
-        return known
-    low = text.lower()
-    for anchor in _ANCHORS:
-        if anchor in low:
-            pattern = _PATTERN.compiled()
-            clean = pattern.sub(_replace, text) if pattern.search(text) else text
-            break
-    else:
-        clean = text
-    if len(text) <= _MEMO_TEXT:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO[text] = clean
-    return clean
+    return clip(text, MAX_REDACT)
 
+
+# -- JSON-safe copies (the members of an error) -------------------------------------------------
 
 MAX_TEXT: Final = 4096
 """Longest string kept inside ``upstream`` and unknown members; longer ones are cut."""
@@ -141,24 +304,20 @@ MAX_DEPTH: Final = 8
 """Deepest nesting kept inside ``upstream``; deeper values become a short text."""
 
 
-def _text(value: str, limit: int) -> str:
-    if len(value) > limit:
-        value = value[:limit] + "…"
-    return redact(value)
-
-
 def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
     """Return a JSON-ready, redacted, size-bounded copy of ``value``.
 
     Mappings keep string keys (others are turned into text) and lose the values of
-    secret-named keys; sequences become lists; non-finite floats become ``None``; any
-    other object becomes its redacted ``repr``. Strings over ``limit`` characters are cut
-    and marked with ``…``. Never raises.
+    secret-named keys (see ``secret_name``); a sequence of ``(name, value)`` pairs (a
+    header list) loses the values of secret-named pairs; sequences become lists;
+    non-finite floats become ``None``; any other object becomes its redacted ``repr``.
+    Strings are redacted, then cut at ``limit`` characters and marked with ``…``. Never
+    raises.
     """
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
-        return _text(value, limit)
+        return clip(value, limit)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -170,20 +329,23 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
         try:
             items = list(value.items())[:MAX_ITEMS]
         except Exception:  # a hostile mapping
-            return _text(_safe_repr(value), limit)
+            return clip(_safe_repr(value), limit)
         for key, item in items:
-            name = key if isinstance(key, str) else _safe_repr(key)
-            name = _text(name, 256)
-            if name.lower() in SECRET_KEYS:
-                out[name] = REDACTED
-            else:
-                out[name] = sanitize(item, limit, depth + 1)
+            name = clip(key if isinstance(key, str) else _safe_repr(key), 256)
+            out[name] = REDACTED if secret_name(key) else sanitize(item, limit, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [sanitize(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
+        return [_item(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
     if isinstance(value, (bytes, bytearray)):
-        return _text(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
-    return _text(_safe_repr(value), limit)
+        return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
+    return clip(_safe_repr(value), limit)
+
+
+def _item(item: Any, limit: int, depth: int) -> Any:
+    """One entry of a sequence; a secret-named ``(name, value)`` pair loses its value."""
+    if isinstance(item, (list, tuple)) and len(item) == 2 and secret_name(item[0]):
+        return [sanitize(item[0], 256, depth), REDACTED]
+    return sanitize(item, limit, depth)
 
 
 def _safe_repr(value: object) -> str:
@@ -191,3 +353,107 @@ def _safe_repr(value: object) -> str:
         return repr(value)
     except Exception:
         return f"<{type(value).__name__}>"
+
+
+# -- credential-free copies for pickles ------------------------------------------------------------
+
+DROP: Final = object()
+"""What ``scrub`` returns for a value it cannot make safe; the caller leaves it out."""
+_HTTP_MODULES: Final = frozenset({"httpx", "httpx2", "requests", "urllib3", "aiohttp"})
+_PICKLE_SCAN: Final = 1 << 20
+"""Largest pickle of an unknown object that is scanned for credentials; larger ones are dropped."""
+
+
+def scrub(value: Any, depth: int = 0) -> Any:
+    """A copy of ``value`` to pickle in place of a vendor attribute: it holds no credential.
+
+    Texts are redacted; mappings, lists, tuples and sets are copied with their entries
+    scrubbed (secret-named keys lose their values); exceptions become copies with scrubbed
+    ``args`` and attributes; HTTP requests and responses (httpx, httpx2, requests) become
+    copies whose URL and credential headers are redacted. Any other object is kept if it
+    pickles and its pickle shows no credential. Returns ``DROP`` for what cannot be kept.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).decode("latin-1")
+        clean = redact(text)
+        return value if clean == text else clean.encode("latin-1", "replace")
+    if depth >= MAX_DEPTH:
+        return DROP
+    kind = type(value)
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            key = scrub(key, depth + 1)
+            item = REDACTED if secret_name(key) else scrub(item, depth + 1)
+            if key is not DROP and item is not DROP:
+                out[key] = item
+        return out
+    if kind in (list, tuple, set, frozenset):
+        if kind in (list, tuple) and len(value) == 2 and secret_name(value[0]):
+            return kind((value[0], REDACTED))
+        items = (scrub(item, depth + 1) for item in value)
+        return kind(item for item in items if item is not DROP)
+    if isinstance(value, BaseException):
+        from .exceptions import _ExceptionCopy
+
+        return _ExceptionCopy(value)
+    if getattr(kind, "__module__", "").partition(".")[0] in _HTTP_MODULES:
+        return _http_copy(value, depth)
+    return value if _clean_pickle(value) else DROP
+
+
+def _http_copy(value: Any, depth: int) -> Any:
+    """A copy of an HTTP request, response, URL or header list without credentials."""
+    import copy
+
+    try:
+        if type(value).__name__ == "URL" or isinstance(value, str):
+            return type(value)(redact(str(value)))
+        if not hasattr(value, "headers"):
+            return value if _clean_pickle(value) else DROP
+        new = copy.copy(value)
+        headers = value.headers
+        pairs = headers.multi_items() if hasattr(headers, "multi_items") else headers.items()
+        new.headers = type(headers)(
+            [(name, REDACTED if secret_name(name) else redact(item)) for name, item in pairs]
+        )
+        own = vars(value)
+        if "url" in own:  # a plain attribute (on httpx responses it is the request's)
+            new.url = _http_copy(own["url"], depth)
+        for name in ("_request", "request"):
+            if own.get(name) is not None:
+                setattr(new, name, _http_copy(own[name], depth + 1))
+        if isinstance(own.get("history"), list):
+            new.history = [_http_copy(item, depth + 1) for item in own["history"]]
+        for name in ("_content", "body"):
+            if isinstance(own.get(name), (bytes, str)):
+                setattr(new, name, scrub(own[name], depth + 1))
+        if any(vars(new).get(name) is DROP for name in ("url", "_request", "request")):
+            return DROP
+        return new if _clean_pickle(new) else DROP
+    except Exception:
+        return DROP
+
+
+def _clean_pickle(value: object) -> bool:
+    """Whether ``value`` survives a pickle round trip and its pickle shows no credential."""
+    import pickle
+
+    try:
+        data = pickle.dumps(value)
+        pickle.loads(data)
+    except Exception:
+        return False
+    if len(data) > _PICKLE_SCAN:
+        return False
+    text = data.decode("latin-1")
+    step = MAX_REDACT
+    for start in range(0, len(text), step):
+        window = text[start : start + step + MARGIN]
+        if _suspect(window) and _spans(window):
+            return False
+    return True

@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
 from ._dropin import dropin_class
+from ._redact import redact
 from .exceptions import HarnessError
 
 __all__ = ["normalized", "typed_error", "wrap"]
@@ -57,6 +58,9 @@ def typed_error(exc: BaseException, *, provider: str | None = None) -> HarnessEr
     typed = cls.__new__(cls)
     typed.__dict__.update(vars(exc))
     typed.__dict__.update(vars(err))
+    notes = typed.__dict__.get("__notes__")
+    if isinstance(notes, list):  # tracebacks print them with the typed error: redact them
+        typed.__notes__ = [redact(note) for note in notes if isinstance(note, str)]
     typed.args = err.args
     typed.__cause__ = exc
     return typed
