@@ -52,6 +52,7 @@ __all__ = [
     "MAX_REDACT",
     "REDACTED",
     "clip",
+    "cut",
     "redact",
     "sanitize",
     "scrub",
@@ -118,14 +119,18 @@ def secret_name(name: object) -> bool:
 # is scanned from a bounded number of starts), or it is bounded by a small constant.
 
 _BODY: Final = "A-Za-z0-9_-"
-# A word start: not after a letter or digit, or right after an escape or a %XX byte.
-_WORD: Final = (
-    r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4}))"
-)
-# A run start: as a word start, but not after - or _ either (a JWT may start only there).
-_RUN: Final = (
-    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrtbf])|(?<=%[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4}))"
-)
+
+
+def _word(literal: str, before: str = "A-Za-z0-9") -> str:
+    """``literal`` (letters, digits, ``-``, ``_``) where a word starts: not after ``[before]``,
+    unless right after an escape (``\\n``, ``\\u0020``) or a %XX byte. The lookbehinds follow
+    the literal, so the engine looks for the literal first."""
+    lit = literal
+    return (
+        rf"{lit}(?:(?<![{before}]{lit})|(?<=\\[nrtbf]{lit})"
+        rf"|(?<=%[0-9A-Fa-f]{{2}}{lit})|(?<=\\u[0-9A-Fa-f]{{4}}{lit}))"
+    )
+
 
 KEY_SHAPES: Final = (
     # Distinctive prefixes, recognised glued to anything: prefix, then a greedy run of the
@@ -137,89 +142,116 @@ KEY_SHAPES: Final = (
     r"|gsk_[A-Za-z0-9]{20,}"
     r"|xai-[A-Za-z0-9]{20,}"
     # Short or common prefixes, only at a word start; same greedy-tail argument. Linear.
-    rf"|{_WORD}(?:sk-[{_BODY}]{{16,}}"
-    rf"|AIza[{_BODY}]{{35}}"
-    r"|hf_[A-Za-z0-9]{30,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16})"
-    # JSON Web Token: three dot-separated runs. The first may start only at a run start and
-    # each segment stays inside one run of its characters, so every run is scanned from at
-    # most three starts (its own and the two before it). Linear.
-    rf"|{_RUN}eyJ[{_BODY}]{{8,}}\.[{_BODY}]{{8,}}\.[{_BODY}]*"
+    rf"|{_word('sk-')}[{_BODY}]{{16,}}"
+    rf"|{_word('AIza')}[{_BODY}]{{35}}"
+    rf"|{_word('hf_')}[A-Za-z0-9]{{30,}}"
+    rf"|(?:{_word('AKIA')}|{_word('ASIA')})[A-Z0-9]{{16}}"
+    # JSON Web Token: three dot-separated runs. The first may start only at a run start (not
+    # after - or _ either) and each segment stays inside one run of its characters, so every
+    # run is scanned from at most three starts (its own and the two before it). Linear.
+    rf"|{_word('eyJ', _BODY)}[{_BODY}]{{8,}}\.[{_BODY}]{{8,}}\.[{_BODY}]*"
 )
 """The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
 _SEP: Final = r"""(?:\\?["'])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'])?"""
 _QUOTED_SEP: Final = r"""(?:=|%3[Dd]|\\?["'][ \t]*:[ \t]*(?:\\?["'])?)"""
 
-# One alternation; in each branch one capturing group holds what is replaced. Flags are
-# scoped, so key prefixes stay case-sensitive and field names are not.
-_PATTERN: Final = LazyPattern(
-    rf"""(?x)
-    ({KEY_SHAPES})
-    # Bearer/Basic: a literal word then a greedy run that cannot fail once begun. Linear.
-    |(?i:{_WORD}(?:bearer|basic))(?:[ \t]+|%20|\+)([A-Za-z0-9._~+/=-]{{8,}})
-    # Whole-value headers: a literal name, a separator of bounded shape (its blanks are one
-    # run, the name occurs at disjoint places), then a greedy run to the line's or quoted
-    # string's end, which cannot fail once begun. Linear.
-    |(?i:(?<![A-Za-z0-9_-])(?:proxy-)?authorization|(?<![A-Za-z0-9_-])(?:set-)?cookie)
-     {_SEP}([^\r\n"'\\<>]+)
-    # Credential-named fields: a literal name (an alternation of literals), separator as
-    # above, then a greedy run of value characters. Linear.
-    |(?i:(?<![A-Za-z0-9])(?:
-        x-goog-api-key|(?:x-)?api[-_]?key|apikey
-        |(?:access|secret|private)[-_]?key|secret[-_]access[-_]key
-        |[a-z]{{0,12}}[-_]token
-        |client[-_]?secret|passw(?:or)?d
-     )){_SEP}([^\s"',;&}}<>\\]+)
-    # Short field names: only as name=value (a query string) or "name": value. Linear as above.
-    |(?i:(?<![A-Za-z0-9])(?:key|token|secret|sig|signature|credential)){_QUOTED_SEP}([^\s"',;&#}}<>\\]+)
-    # URL user information: after a literal '://', a run bounded to 256 characters. Linear.
-    |://([^\s/?#@"'<>\\]{{1,256}})@
-    """
+_VALUE: Final = r"""([^\s"',;&}<>\\]+)"""
+"""A field's value: a greedy run that cannot fail once begun (at least one character)."""
+_REST: Final = r"""([^\r\n"'\\<>]+)"""
+"""A header's whole value: to the end of the line or of the quoted string; cannot fail once begun."""
+
+
+def _field(
+    name: str, tail: str, anchors: tuple[str, ...] = (), gate: str = ""
+) -> tuple[str, tuple[str, ...], LazyPattern]:
+    """A field pattern, run only on text holding ``gate`` (default ``name``) and one of
+    ``anchors`` (default ``name``)."""
+    return gate or name, anchors or (name,), LazyPattern(name + tail)
+
+
+def _quoted(name: str) -> tuple[str, ...]:
+    """The ways ``name`` can stand right before a quoted separator: ``=``, ``%3d``, a quote."""
+    return (name + "=", name + "%3d", name + '"', name + "'", name + "\\")
+
+
+# Field contexts, each run only on text holding its literal name, on the text lowered (ASCII
+# letters only, so positions agree: case-insensitive patterns run many times slower). Each
+# starts with its literal name (the engine searches for it) and checks what stands before the
+# name with fixed-width lookbehinds after it; group 1 is what is replaced. Linear: the name
+# occurs at disjoint places, a separator is of bounded shape (its blanks are one run), and
+# the value is a greedy run that cannot fail once begun, or (userinfo) ends at the first
+# '/', which every start '://' holds, so runs from different starts never overlap.
+_FIELDS: Final = (
+    _field("bearer", r"(?<![a-z0-9]bearer)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
+    _field("basic", r"(?<![a-z0-9]basic)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
+    # Authorization (also Proxy-), Cookie (also Set-): the whole value, any scheme, all cookies.
+    _field("authorization", rf"(?<![a-z0-9]authorization){_SEP}{_REST}"),
+    _field("cookie", rf"(?<![a-z0-9]cookie){_SEP}{_REST}"),
+    # x-api-key, api_key, apikey, x-goog-api-key, secret_access_key...: any separator; a bare
+    # "key" only as key=value or "key": value.
+    _field(
+        "key",
+        rf"(?:(?:(?<=[-_]key)|(?<=apikey)){_SEP}|(?<![a-z0-9]key){_QUOTED_SEP}){_VALUE}",
+        ("_key", "-key", "apikey", *_quoted("key")),
+    ),
+    _field(
+        "token",
+        rf"(?:(?<=[-_]token){_SEP}|(?<![a-z0-9]token){_QUOTED_SEP}){_VALUE}",
+        ("_token", "-token", *_quoted("token")),
+    ),
+    _field("secret", rf"(?<![a-z0-9]secret){_SEP}{_VALUE}"),
+    _field("passw", rf"(?:or)?d{_SEP}{_VALUE}"),
+    _field(
+        "sig",
+        rf"(?<![a-z0-9]sig)(?:nature)?{_QUOTED_SEP}{_VALUE}",
+        (*_quoted("sig"), "signature"),
+    ),
+    _field("credential", rf"(?<![a-z0-9]credential){_QUOTED_SEP}{_VALUE}"),
+    # URL user information (user:password@), only in text holding an '@'.
+    _field("://", r"""([^\s/?#@:"'<>\\]*(?::[^\s/?#@"'<>\\]*)?)@""", gate="@"),
 )
-# ``[a-z]{0,12}[-_]token`` is bounded (12), so a start costs at most 13 characters.
 
 # Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
 _BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
 _KEYS: Final = LazyPattern(KEY_SHAPES)
 
-_ANCHORS: Final = (
-    "sk-",
-    "aiza",
-    "ya29.",
-    "eyj",
-    "gsk_",
-    "xai-",
-    "hf_",
-    "akia",
-    "asia",
-    "bearer",
-    "basic",
-    "auth",
-    "cookie",
-    "key",
-    "token",
-    "secret",
-    "passw",
-    "sig",
-    "credential",
-    "://",
-)
-"""Lower-case text every credential form contains; text without any of them is clean."""
+_KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "akia", "asia")
+"""Lower-case text every key shape contains."""
+_GATES: Final = _KEY_ANCHORS + tuple(gate for gate, _, _ in _FIELDS)
+"""Text holding none of these is clean."""
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
+_UPPER: Final = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
-def _suspect(text: str) -> bool:
+def _lower(text: str) -> str:
+    """``text`` with ASCII letters lowered, every character where it was."""
     low = text.lower()
-    return any(anchor in low for anchor in _ANCHORS)
+    return low if len(low) == len(text) else text.translate(_UPPER)
+
+
+def _holds(low: str, anchors: tuple[str, ...]) -> bool:
+    """Whether ``low`` holds one of ``anchors`` (a plain loop: faster than any() or map())."""
+    for anchor in anchors:
+        if anchor in low:
+            return True
+    return False
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
     """Where the credentials in ``text`` are (start, end), in no particular order."""
-    spans = [m.span(m.lastindex or 0) for m in _PATTERN.compiled().finditer(text)]
-    if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
-        spans.extend(_wrapped(text))
+    low = _lower(text)
+    spans: list[tuple[int, int]] = []
+    if not _holds(low, _GATES):  # the fast path of clean text
+        return spans
+    if _holds(low, _KEY_ANCHORS):
+        spans.extend(m.span() for m in _KEYS.compiled().finditer(text))
+        if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
+            spans.extend(_wrapped(text))
+    for gate, anchors, pattern in _FIELDS:
+        if gate in low and _holds(low, anchors):
+            spans.extend(m.span(1) for m in pattern.compiled().finditer(low))
     return spans
 
 
@@ -260,9 +292,7 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
     """
     cut = len(text) > limit
     window = text[: limit + MARGIN] if cut else text
-    if len(window) < _SHORTEST or not _suspect(window):
-        return window[:limit] + "…" if cut else text
-    spans = _spans(window)
+    spans = _spans(window) if len(window) >= _SHORTEST else []
     if not spans:
         return window[:limit] + "…" if cut else text
     spans.sort()
@@ -282,6 +312,29 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
     if cut:
         out.append("…")
     return "".join(out)
+
+
+_KEY_CHARS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=%\\"
+)
+"""Characters a key, a token or their escaped or percent-encoded forms are made of."""
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters (marked ``…``) where no key can straddle.
+
+    A cut that would split a run of key characters moves back to the run's start (at most
+    ``MARGIN`` characters back), so no head of a key is left to be missed by redaction.
+    For texts that are redacted at once, ``clip`` is better: it cuts exactly at ``limit``.
+    """
+    if len(text) <= limit:
+        return text
+    end = limit
+    if text[end] in _KEY_CHARS:
+        stop = max(0, limit - MARGIN)
+        while end > stop and text[end - 1] in _KEY_CHARS:
+            end -= 1
+    return text[:end] + "…"
 
 
 def redact(text: str) -> str:
@@ -454,6 +507,6 @@ def _clean_pickle(value: object) -> bool:
     step = MAX_REDACT
     for start in range(0, len(text), step):
         window = text[start : start + step + MARGIN]
-        if _suspect(window) and _spans(window):
+        if _spans(window):
             return False
     return True
