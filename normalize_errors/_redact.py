@@ -42,7 +42,6 @@ from ._lazy import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     from typing import Any, Final
 
 __all__ = [
@@ -159,7 +158,7 @@ _QUOTED_SEP: Final = r"""(?:=|%3[Dd]|\\?["'][ \t]*:[ \t]*(?:\\?["'])?)"""
 _VALUE: Final = r"""([^\s"',;&}<>\\]+)"""
 """A field's value: a greedy run that cannot fail once begun (at least one character)."""
 _REST: Final = r"""([^\r\n"'\\<>]+)"""
-"""A header's whole value: to the end of the line or of the quoted string; cannot fail once begun."""
+"""A header's whole value, to the end of the line or quoted string; cannot fail once begun."""
 
 
 def _field(
@@ -233,7 +232,7 @@ def _lower(text: str) -> str:
 
 def _holds(low: str, anchors: tuple[str, ...]) -> bool:
     """Whether ``low`` holds one of ``anchors`` (a plain loop: faster than any() or map())."""
-    for anchor in anchors:
+    for anchor in anchors:  # noqa: SIM110
         if anchor in low:
             return True
     return False
@@ -279,7 +278,8 @@ def _wrapped(text: str) -> list[tuple[int, int]]:
         first = bisect_right(starts, begin) - 1
         last = bisect_right(starts, end - 1) - 1
         if first != last:  # within one line the first pass saw it
-            found.append((origins[first] + begin - starts[first], origins[last] + end - starts[last]))
+            head = origins[first] + begin - starts[first]
+            found.append((head, origins[last] + end - starts[last]))
     return found
 
 
@@ -440,10 +440,10 @@ def scrub(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            key = scrub(key, depth + 1)
-            item = REDACTED if secret_name(key) else scrub(item, depth + 1)
-            if key is not DROP and item is not DROP:
-                out[key] = item
+            name = scrub(key, depth + 1)
+            clean = REDACTED if secret_name(key) else scrub(item, depth + 1)
+            if name is not DROP and clean is not DROP:
+                out[name] = clean
         return out
     if kind in (list, tuple, set, frozenset):
         if kind in (list, tuple) and len(value) == 2 and secret_name(value[0]):

@@ -60,7 +60,7 @@ def typed_error(exc: BaseException, *, provider: str | None = None) -> HarnessEr
     typed.__dict__.update(vars(err))
     notes = typed.__dict__.get("__notes__")
     if isinstance(notes, list):  # tracebacks print them with the typed error: redact them
-        typed.__notes__ = [redact(note) for note in notes if isinstance(note, str)]
+        typed.__dict__["__notes__"] = [redact(note) for note in notes if isinstance(note, str)]
     typed.args = err.args
     typed.__cause__ = exc
     return typed
