@@ -373,7 +373,7 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
     if shape == "cut":
         limit = draw(st.sampled_from([1024, 2048, 4096]))
         start = limit - draw(st.integers(1, len(key) - 1))
-        text = "w " * (start // 2) + text[: start % 2] + key + " " + after + "z" * 200
+        text = "w " * (start // 2) + " " * (start % 2) + key + " " + after + "z" * 200
     return text, key
 
 
