@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import sys
 import traceback
 from typing import Any
 
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 import normalize_errors
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, normalize, wrap
-from normalize_errors import _redact
+from normalize_errors import _redact as redaction
 from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact, sanitize
 from normalize_errors._signals import short
 from normalize_errors._wrap import typed_error
@@ -56,8 +57,8 @@ GLUED = {  # long, distinctive prefixes: recognised even glued to the text befor
     "groq",
     "xai",
 }
-PREFIXES = ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-ant-api03-", "sk-or-v1-", "sk-")
-PREFIXES += ("AIzaSy", "AIza", "ya29.", "gsk_", "xai-", "hf_", "AKIA", "ASIA", "eyJ")
+PREFIXES: tuple[str, ...] = ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-ant-api03-", "sk-or-v1-")
+PREFIXES += ("sk-", "AIzaSy", "AIza", "ya29.", "gsk_", "xai-", "hf_", "AKIA", "ASIA", "eyJ")
 
 
 def fragments(key: str, size: int = 8) -> list[str]:
@@ -146,7 +147,8 @@ def test_pickles_hold_no_credential(provider: str, wrapped: bool) -> None:
     assert isinstance(err, HarnessError)
     cause = err.__cause__
     live = request_of(cause)
-    assert live is not None and credentials_in(live, key), "the planted key was sent"
+    assert live is not None
+    assert credentials_in(live, key), "the planted key was sent"
     data = pickle.dumps(err)
     assert leaks(key, data) == []
     for text in (str(err), repr(err), err.to_json()):
@@ -187,15 +189,20 @@ def test_an_unpicklable_vendor_attribute_is_left_out() -> None:
 def test_notes_copied_onto_drop_ins_are_redacted() -> None:
     """A URL with user:password@ in a note (as requests' InvalidURL has) is redacted."""
     exc = httpx.ConnectError("connection refused")
-    exc.add_note("while calling https://alice:hunter2-s3cr3t@proxy.example.com/v1")
-    exc.add_note(f"Authorization: Bearer {KEYS['openai']}")
-    typed = typed_error(exc)
-    assert typed is not exc and isinstance(typed, httpx.ConnectError)
+    vars(exc)["__notes__"] = [  # as add_note() (Python 3.11+) stores them
+        "while calling https://alice:hunter2-s3cr3t@proxy.example.com/v1",
+        f"Authorization: Bearer {KEYS['openai']}",
+    ]
+    typed: Any = typed_error(exc)
+    assert isinstance(typed, httpx.ConnectError)
     notes = "\n".join(typed.__notes__)
-    assert "hunter2-s3cr3t" not in notes and leaks(KEYS["openai"], notes) == []
+    assert "hunter2-s3cr3t" not in notes
+    assert leaks(KEYS["openai"], notes) == []
     printed = "".join(traceback.format_exception(typed, chain=False))
-    assert "hunter2-s3cr3t" not in printed and "proxy.example.com" in printed
-    assert "hunter2-s3cr3t" in exc.__notes__[0]  # the live vendor exception is untouched
+    assert "hunter2-s3cr3t" not in printed
+    if sys.version_info >= (3, 11):  # tracebacks print notes from 3.11 on
+        assert "proxy.example.com" in printed
+    assert "hunter2-s3cr3t" in vars(exc)["__notes__"][0]  # the live vendor exception: raw
 
 
 def test_userinfo_never_reaches_detail() -> None:
@@ -240,7 +247,7 @@ CONTEXTS = [
 def test_credential_contexts(text: str) -> None:
     """Every context form of the review loses its secret value."""
     out = redact(text)
-    assert SECRET not in out and SECRET[:8] not in out, out
+    assert SECRET[:8] not in out, out
     assert REDACTED in out
 
 
@@ -277,8 +284,9 @@ def test_mapping_keys_and_header_pairs() -> None:
     )
     text = json.dumps(out)
     for n in range(1, 9):
-        assert f'"a{n}' not in text and f"a{n}" not in text.replace("REDACTED", ""), n
-    assert out["max_tokens"] == 5 and out["input_tokens"] == 7
+        assert f"a{n}" not in text, n
+    assert out["max_tokens"] == 5
+    assert out["input_tokens"] == 7
     assert out["headers"][1] == ["x-request-id", "req_1"]
 
 
@@ -330,8 +338,8 @@ def test_no_cache_holds_raw_text() -> None:
     key = KEYS["anthropic"]
     redact(f"Incorrect key {key}")
     sanitize({"message": f"Incorrect key {key}"})
-    assert not hasattr(_redact, "_MEMO")
-    for value in vars(_redact).values():
+    assert not hasattr(redaction, "_MEMO")
+    for value in vars(redaction).values():
         if isinstance(value, (dict, list, set)):
             assert key not in repr(value)
 
@@ -352,7 +360,7 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
     """(text, key): a key of any format inside random text, in one of the hostile shapes."""
     name = draw(st.sampled_from(sorted(KEYS)))
     key = KEYS[name]
-    alphabet = st.characters(codec="utf-8", exclude_categories=("Cs",))
+    alphabet = st.characters(codec="utf-8")
     before = draw(st.text(alphabet, max_size=80))
     after = draw(st.text(alphabet, max_size=80))
     shapes = ["plain", "escaped", "encoded", "wrap64", "wrap76", "escwrap", "cut"]
@@ -363,7 +371,7 @@ def planted(draw: st.DrawFn) -> tuple[str, str]:
     if shape == "glued":
         before, sep = draw(st.text("abcxyz019\\\"'%", min_size=1, max_size=5)), ""
     elif shape == "escaped":
-        sep = draw(st.sampled_from(["\\n", "\\t", "\\\"", "\\u0020", "\\r\\n"]))
+        sep = draw(st.sampled_from(["\\n", "\\t", '\\"', "\\u0020", "\\r\\n"]))
     elif shape == "encoded":
         sep = draw(st.sampled_from(["%20", "%3D", "%22", "Bearer%20", "key%3D", "+"]))
     text = f"{before}{sep}{key} {after}"
@@ -388,9 +396,7 @@ def outputs(text: str) -> list[str | bytes]:
     return [str(err), repr(err), err.to_json(), pickle.dumps(err), str(err.args)]
 
 
-@settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planted())
 def test_planted_keys_never_survive(case: tuple[str, str]) -> None:
     """Property: glued, escaped, URL-encoded, hard-wrapped or straddling a cut, a key of
@@ -419,7 +425,7 @@ class Recorder:
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The lengths of the texts every redaction pattern scans during the test."""
     seen: list[int] = []
-    lazies = [_redact._KEYS, _redact._BREAKS, *(p for _, _, p in _redact._FIELDS)]
+    lazies = [redaction._KEYS, redaction._BREAKS, *(p for _, _, p in redaction._FIELDS)]
     for lazy in lazies:
         monkeypatch.setattr(lazy, "_compiled", Recorder(lazy.compiled(), seen))
     return seen
@@ -472,4 +478,5 @@ def test_a_huge_refusal_reaches_redaction_cut(scanned: list[int]) -> None:
     err = caught.value
     err.to_json()
     assert len(err.detail or "") <= MAX_REDACT + 1
-    assert scanned and max(scanned) <= MAX_REDACT + MARGIN
+    assert scanned
+    assert max(scanned) <= MAX_REDACT + MARGIN
