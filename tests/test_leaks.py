@@ -195,7 +195,7 @@ def test_notes_copied_onto_drop_ins_are_redacted() -> None:
     ]
     typed: Any = typed_error(exc)
     assert isinstance(typed, httpx.ConnectError)
-    notes = "\n".join(typed.__notes__)
+    notes = "\n".join(vars(typed)["__notes__"])
     assert "hunter2-s3cr3t" not in notes
     assert leaks(KEYS["openai"], notes) == []
     printed = "".join(traceback.format_exception(typed, chain=False))
