@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DROP",
     "KEY_SHAPES",
+    "PATTERNS",
     "MARGIN",
     "MAX_REDACT",
     "REDACTED",
@@ -214,6 +215,36 @@ _FIELDS: Final = (
 # Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
 _BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
 _KEYS: Final = LazyPattern(KEY_SHAPES)
+
+_BOUND: Final = "MAX_REDACT + MARGIN characters (clip cuts first)"
+PATTERNS: Final = (
+    (
+        "redact: key shapes",
+        _KEYS,
+        _BOUND,
+        "each branch is a literal prefix then a greedy run with nothing after it (a failed "
+        "start costs at most the least length); a JWT starts only at a run start and each "
+        "segment stays in one run, so a run is scanned from at most three starts",
+    ),
+    (
+        "redact: line breaks",
+        _BREAKS,
+        _BOUND,
+        "an alternation of literals of one or two characters",
+    ),
+    *(
+        (
+            f"redact: field {pattern.source.partition('(')[0]!r}",
+            pattern,
+            _BOUND,
+            "a literal name (its occurrences are disjoint), fixed-width lookbehinds, a "
+            "separator of bounded shape, then a greedy run that cannot fail once begun "
+            "(userinfo: runs end at '/', which every start '://' holds, so they never overlap)",
+        )
+        for _, _, pattern in _FIELDS
+    ),
+)
+"""Every pattern of this module: (name, pattern, the bound of its input, why it is linear)."""
 
 _KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "akia", "asia")
 """Lower-case text every key shape contains."""

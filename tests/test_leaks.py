@@ -425,10 +425,23 @@ class Recorder:
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The lengths of the texts every redaction pattern scans during the test."""
     seen: list[int] = []
-    lazies = [redaction._KEYS, redaction._BREAKS, *(p for _, _, p in redaction._FIELDS)]
+    lazies = [pattern for _, pattern, _, _ in redaction.PATTERNS]
     for lazy in lazies:
         monkeypatch.setattr(lazy, "_compiled", Recorder(lazy.compiled(), seen))
     return seen
+
+
+def test_every_pattern_is_listed_with_its_bound() -> None:
+    """PATTERNS names every pattern of the module, with its input bound and why it is linear."""
+    from normalize_errors._lazy import LazyPattern
+
+    found = {id(v) for v in vars(redaction).values() if isinstance(v, LazyPattern)}
+    found |= {id(pattern) for _, _, pattern in redaction._FIELDS}
+    listed = {id(pattern) for _, pattern, _, _ in redaction.PATTERNS}
+    assert found == listed
+    for name, _, bound, why in redaction.PATTERNS:
+        assert "MAX_REDACT" in bound, name
+        assert why, name
 
 
 WORST = {
