@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DROP",
     "KEY_SHAPES",
-    "PATTERNS",
     "MARGIN",
     "MAX_REDACT",
+    "PATTERNS",
     "REDACTED",
     "clip",
     "cut",
