@@ -250,6 +250,11 @@ _KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "ak
 """Lower-case text every key shape contains."""
 _GATES: Final = _KEY_ANCHORS + tuple(gate for gate, _, _ in _FIELDS)
 """Text holding none of these is clean."""
+_KEY_ANCHOR_SET: Final = frozenset(_KEY_ANCHORS)
+_FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]]] = {
+    gate: tuple((anchors, pattern) for g, anchors, pattern in _FIELDS if g == gate)
+    for gate, _, _ in _FIELDS
+}
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
 _UPPER: Final = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
@@ -273,15 +278,17 @@ def _spans(text: str) -> list[tuple[int, int]]:
     """Where the credentials in ``text`` are (start, end), in no particular order."""
     low = _lower(text)
     spans: list[tuple[int, int]] = []
-    if not _holds(low, _GATES):  # the fast path of clean text
+    hits = [gate for gate in _GATES if gate in low]  # one scan per gate, then only the hits
+    if not hits:
         return spans
-    if _holds(low, _KEY_ANCHORS):
+    if not _KEY_ANCHOR_SET.isdisjoint(hits):
         spans.extend(m.span() for m in _KEYS.compiled().finditer(text))
         if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
             spans.extend(_wrapped(text))
-    for gate, anchors, pattern in _FIELDS:
-        if gate in low and _holds(low, anchors):
-            spans.extend(m.span(1) for m in pattern.compiled().finditer(low))
+    for gate in hits:
+        for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):
+            if _holds(low, anchors):
+                spans.extend(m.span(1) for m in pattern.compiled().finditer(low))
     return spans
 
 
