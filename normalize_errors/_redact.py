@@ -489,9 +489,9 @@ def scrub(value: Any, depth: int = 0) -> Any:
         items = (scrub(item, depth + 1) for item in value)
         return kind(item for item in items if item is not DROP)
     if isinstance(value, BaseException):
-        from .exceptions import _ExceptionCopy
+        from .exceptions import HarnessError, _ExceptionCopy
 
-        return _ExceptionCopy(value)
+        return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
     if getattr(kind, "__module__", "").partition(".")[0] in _HTTP_MODULES:
         return _http_copy(value, depth)
     return value if _clean_pickle(value) else DROP

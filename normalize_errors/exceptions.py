@@ -970,7 +970,8 @@ def _pickle_state(err: HarnessError) -> dict[str, Any]:
                 state[key] = clean
     cause = err.__cause__
     if cause is not None:
-        state["__cause__"] = _ExceptionCopy(cause)
+        # A harness error pickles itself safely; any other cause as a sanitized copy.
+        state["__cause__"] = cause if isinstance(cause, HarnessError) else _ExceptionCopy(cause)
     return state
 
 

@@ -493,3 +493,15 @@ def test_a_huge_refusal_reaches_redaction_cut(scanned: list[int]) -> None:
     assert len(err.detail or "") <= MAX_REDACT + 1
     assert scanned
     assert max(scanned) <= MAX_REDACT + MARGIN
+
+
+def test_a_harness_error_cause_pickles_whole() -> None:
+    """A harness error as the cause of another keeps its members and class after pickling."""
+    inner = HarnessError.from_code("upstream.rate_limited", f"key={KEYS['groq']}")
+    outer = HarnessError.from_code("output.retries_exhausted", "gave up")
+    outer.__cause__ = inner
+    data = pickle.dumps(outer)
+    assert leaks(KEYS["groq"], data) == []
+    again = pickle.loads(data)
+    assert isinstance(again.__cause__, HarnessError)
+    assert again.__cause__.to_dict() == inner.to_dict()
