@@ -31,7 +31,7 @@ What is recognised (each replaced by ``[REDACTED]``):
 
 Every pattern runs in linear time on a text cut to a stated bound first (see each pattern's
 comment); texts are redacted before they are cut, so a key straddling a cut is recognised
-whole. Nothing is cached: no copy of a raw text outlives the call.
+whole. No text is cached: only the hashes of recent texts found clean are remembered.
 """
 
 from __future__ import annotations
@@ -257,6 +257,17 @@ _FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]
 }
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
+_CLEAN: Final[set[int]] = set()
+"""The hashes of recent texts found clean (the same vendor message, error after error).
+
+Only ``hash()`` values of texts that held no credential: no text is kept, raw or redacted,
+and a text with a credential is never remembered. Python's string hash is keyed per
+process, so a hash says nothing outside it."""
+_CLEAN_SIZE: Final = 1024
+_KEY_LEAST: Final = 19
+"""No key shape fits in fewer characters (``sk-`` and 16 more)."""
+_SEPARATORS: Final = ("=", ":", "%", "@", " ", "\t", "+")
+"""Every field form holds one of these (a separator, ``%3D``, ``Bearer+``, ``user@``)."""
 _UPPER: Final = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
@@ -328,10 +339,23 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
     replaced whole: no part of it survives. Patterns never see more than
     ``limit + MARGIN`` characters.
     """
-    cut = len(text) > limit
+    size = len(text)
+    if size <= limit and (
+        size < _SHORTEST or (size < _KEY_LEAST and not _holds(text, _SEPARATORS))
+    ):
+        return text  # too short for a key, and no field without a separator
+    cut = size > limit
+    if not cut:
+        verdict = hash(text)
+        if verdict in _CLEAN:
+            return text
     window = text[: limit + MARGIN] if cut else text
-    spans = _spans(window) if len(window) >= _SHORTEST else []
+    spans = _spans(window)
     if not spans:
+        if not cut:
+            if len(_CLEAN) >= _CLEAN_SIZE:
+                _CLEAN.clear()
+            _CLEAN.add(verdict)
         return window[:limit] + "…" if cut else text
     spans.sort()
     out: list[str] = []
@@ -380,7 +404,7 @@ def redact(text: str) -> str:
 
     A text over ``MAX_REDACT`` (16,384) characters is redacted, then cut there (marked
     ``…``). Fast on clean text: text without any credential's tell-tale substring skips the
-    patterns. Nothing is remembered between calls.
+    patterns, and a text found clean recently is known by its hash. No text is kept.
     """
     return clip(text, MAX_REDACT)
 

@@ -342,6 +342,10 @@ def test_no_cache_holds_raw_text() -> None:
     for value in vars(redaction).values():
         if isinstance(value, (dict, list, set)):
             assert key not in repr(value)
+    assert all(type(item) is int for item in redaction._CLEAN)  # hashes of clean texts only
+    assert hash(f"Incorrect key {key}") not in redaction._CLEAN
+    redact("a clean message, seen twice")
+    assert hash("a clean message, seen twice") in redaction._CLEAN
 
 
 # -- property: a planted key never survives ------------------------------------------------------
