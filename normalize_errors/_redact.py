@@ -24,14 +24,15 @@ What is recognised (each replaced by ``[REDACTED]``):
 * the value of credential-named fields written ``name: value``, ``name=value`` or
   ``"name": "value"`` (any case, ``-`` or ``_``): ``api_key``, ``x-api-key``,
   ``x-goog-api-key``, ``access_token`` and every other ``*_token``, ``client_secret``,
-  ``password``, ``secret_key``, ``private_key``, ``credential``...; and of the short names
-  ``key``, ``token``, ``secret``, ``sig``, ``signature`` written ``name=value`` (as in a
-  query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
+  ``password``, ``secret_key``, ``private_key``...; and of the short names ``key``,
+  ``token``, ``secret``, ``sig``, ``signature``, ``credential`` written ``name=value`` (as
+  in a query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
 * the user information of a URL (``https://user:password@host``).
 
-Every pattern runs in linear time on a text cut to a stated bound first (see each pattern's
-comment); texts are redacted before they are cut, so a key straddling a cut is recognised
-whole. No text is cached: only the hashes of recent texts found clean are remembered.
+Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
+each with its bound and why it is linear); texts are redacted before they are cut, so a key
+straddling a cut is recognised whole. No text is cached: only the hashes of recent texts
+found clean are remembered.
 """
 
 from __future__ import annotations
