@@ -21,8 +21,8 @@ import inspect
 import threading
 from typing import Any, Final
 
-from ._redact import redact
-from .exceptions import HarnessError, _picklable, _pickle_state, _restore
+from ._redact import DROP, redact, scrub
+from .exceptions import HarnessError, _pickle_state, _restore
 
 __all__ = ["dropin_class", "make_dropin"]
 
@@ -65,12 +65,16 @@ def dropin_class(
 def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseException) -> HarnessError:
     """An instance of the drop-in class ``cls``: ``exc``'s state around ``problem``.
 
-    ``exc``'s attributes are copied as they are (its string ``args`` redacted); ``problem``
-    is the plain harness error, ``err.problem``; ``exc`` becomes ``__cause__``.
+    ``exc``'s attributes are copied as they are (its string ``args`` and ``__notes__``
+    redacted); ``problem`` is the plain harness error, ``err.problem``; ``exc`` becomes
+    ``__cause__``.
     """
     err = cls.__new__(cls)
     state = err.__dict__
     state.update(vars(exc))
+    notes = state.get("__notes__")
+    if isinstance(notes, list):  # tracebacks print them with the typed error: redact them
+        state["__notes__"] = [redact(note) for note in notes if isinstance(note, str)]
     state[_PROBLEM] = problem
     err.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
     err.__cause__ = exc
@@ -227,8 +231,9 @@ def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException])
 
     def __reduce__(self: HarnessError) -> tuple[Any, ...]:
         state = _pickle_state(self)
-        if _picklable(self.args):
-            state["__args__"] = self.args
+        args = scrub(self.args)
+        if args is not DROP:
+            state["__args__"] = args
         return (_restore, (harness_cls, vendor_cls), state)
 
     def __setstate__(self: HarnessError, state: dict[str, Any]) -> None:

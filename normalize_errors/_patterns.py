@@ -22,8 +22,8 @@ The rule tables' message patterns (``message=`` of each ``Rule`` in the provider
 ``Facts.lowered``, which is the vendor message cut to ``MAX_MESSAGE`` (2048) characters, and
 they follow the same two rules (checked by the same test).
 
-The credential patterns of ``_redact.py`` are not listed here yet: that module is being
-rewritten, and its patterns will move into the slot at the end of this file.
+The credential patterns are the one exception: ``_redact.PATTERNS`` lists them, with their
+bound and why each is linear (see the end of this file).
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ RECORD_KEY_SHAPES: Final = _pattern(
 )
 
 # -- _redact.py: credentials -------------------------------------------------------------------
-# Slot for the redaction patterns: ``_redact.py`` is being rewritten and still compiles its
-# own (its ``LazyPattern`` objects). When it lands, its patterns move here, each with the
-# length it is cut to and why it is linear, and ``tests/test_patterns.py`` drops its
-# exemption for ``_redact.py``.
+# The credential patterns are built from ``_redact``'s own field table and listed there, in
+# ``_redact.PATTERNS``, each with the length it is cut to and why it is linear (their runs are
+# unbounded greedy runs that cannot fail once begun, a different argument from the bounded
+# repeats above); ``tests/test_leaks.py`` checks that list is complete.

@@ -1,20 +1,38 @@
-"""Credential redaction and JSON-safe, size-bounded copies (draft section 10).
+"""Credential redaction, JSON-safe size-bounded copies, and credential-free pickles (section 10).
 
 Every text that enters a ``HarnessError`` passes through ``redact`` (strings) or
 ``sanitize`` (nested data) when it is set, so no credential can come out of the error's
-attributes, ``str()``, ``repr()``, ``to_dict()`` or ``to_json()``.
+attributes, ``str()``, ``repr()``, ``to_dict()`` or ``to_json()``; ``scrub`` makes the
+copies of vendor objects that go into a pickle.
 
-What is recognised:
+What is recognised (each replaced by ``[REDACTED]``):
 
-* API keys of OpenAI (``sk-...``, ``sk-proj-...``), Anthropic (``sk-ant-...``) and
-  Google (``AIza...``), Google OAuth access tokens (``ya29.``) and JSON Web Tokens;
-* ``Bearer`` / ``Basic`` credentials;
-* the headers ``Authorization``, ``Proxy-Authorization``, ``x-api-key``, ``api-key``,
-  ``x-goog-api-key`` and ``Cookie``, written as ``name: value`` or ``name=value`` in text,
-  and as keys of a mapping (any case);
-* the query parameters ``key``, ``api_key``, ``api-key``, ``access_token`` and ``token``.
+* key formats, wherever they stand: OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``),
+  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIzaSy``),
+  Google OAuth access tokens (``ya29.``), Groq (``gsk_``) and xAI (``xai-``) keys. These
+  prefixes are long or rare enough to be recognised even glued to the text before them
+  (``abcsk-proj-...``), by the prefix, the key's character set and its least length;
+* key formats that must start a word (a letter or digit before them means it is some
+  other word): ``sk-`` (OpenAI, DeepSeek), ``AIza`` (Google), ``hf_`` (Hugging Face),
+  ``AKIA``/``ASIA`` (AWS access key ids) and JSON Web Tokens (``eyJ...``). An escape
+  (``\\n``, ``\\t``, ``\\u0020``) or a percent-encoded byte (``%20``) before them counts as
+  a word start;
+* keys hard-wrapped across lines (``\\n``, ``\\r\\n`` or an escaped ``\\n`` inside them);
+* ``Bearer`` / ``Basic`` credentials (also ``Bearer%20...`` and ``Bearer+...``);
+* the whole value of ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and
+  ``Set-Cookie`` (any scheme, every cookie) up to the end of the line or quoted string;
+* the value of credential-named fields written ``name: value``, ``name=value`` or
+  ``"name": "value"`` (any case, ``-`` or ``_``): ``api_key``, ``x-api-key``,
+  ``x-goog-api-key``, ``access_token`` and every other ``*_token``, ``client_secret``,
+  ``password``, ``secret_key``, ``private_key``...; and of the short names ``key``,
+  ``token``, ``secret``, ``sig``, ``signature``, ``credential`` written ``name=value`` (as
+  in a query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
+* the user information of a URL (``https://user:password@host``).
 
-Each is replaced by ``[REDACTED]``.
+Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
+each with its bound and why it is linear); texts are redacted before they are cut, so a key
+straddling a cut is recognised whole. No text is cached: only the hashes of recent texts
+found clean are remembered.
 """
 
 from __future__ import annotations
@@ -25,113 +43,391 @@ from ._lazy import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     from typing import Any, Final
 
-__all__ = ["KEY_SHAPES", "REDACTED", "redact", "sanitize"]
+__all__ = [
+    "DROP",
+    "KEY_SHAPES",
+    "MARGIN",
+    "MAX_REDACT",
+    "PATTERNS",
+    "REDACTED",
+    "clip",
+    "cut",
+    "redact",
+    "sanitize",
+    "scrub",
+    "secret_name",
+]
 
 REDACTED: Final = "[REDACTED]"
 
-SECRET_KEYS: Final = frozenset(
+MAX_REDACT: Final = 16_384
+"""Longest text ``redact`` returns; a longer text is redacted, then cut there (marked ``…``)."""
+MARGIN: Final = 512
+"""Characters read past a cut, so a key that straddles the cut is recognised whole first."""
+
+_SECRET_NAMES: Final = frozenset(
     {
         "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "api_key",
-        "apikey",
-        "x-goog-api-key",
+        "proxyauthorization",
         "cookie",
-        "set-cookie",
-        "access_token",
-        "password",
+        "setcookie",
+        "key",
+        "token",
         "secret",
-        "client_secret",
+        "password",
+        "passwd",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
     }
 )
-"""Mapping keys whose values are always replaced, whatever they look like."""
+_SECRET_SUFFIXES: Final = (
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "authorization",
+)
+
+
+_NOT_SECRET: Final = frozenset(
+    {"pagetoken", "nextpagetoken", "continuationtoken", "nexttoken", "cursortoken"}
+)
+"""Names that end like a secret's but name a position in a listing or a stream: kept."""
+
+_SECRET_WORDS: Final = ("auth", "cookie", "key", "token", "secret", "passw", "sig", "credential")
+"""Every secret name holds one of these."""
+
+
+def secret_name(name: object) -> bool:
+    """Whether a mapping key or header name names a credential (any case, ``-``, ``_``, spaces).
+
+    ``Authorization``, ``"authorization "``, ``X-Api-Key``, ``api_key``, ``token``, ``key``,
+    ``access_token``, ``client_secret``, ``Cookie``...
+    """
+    if isinstance(name, (bytes, bytearray)):
+        name = bytes(name[:256]).decode("latin-1")
+    if not isinstance(name, str):
+        return False
+    low = name[:256].lower()
+    for word in _SECRET_WORDS:  # most names hold none of them: decided in a few scans
+        if word in low:
+            break
+    else:
+        return False
+    flat = low.strip().replace("-", "").replace("_", "").replace(" ", "")
+    if flat in _NOT_SECRET:
+        return False
+    return flat in _SECRET_NAMES or flat.endswith(_SECRET_SUFFIXES)
+
+
+# -- the patterns ------------------------------------------------------------------------------
+#
+# Every pattern below runs only on a text of at most MAX_REDACT + MARGIN characters (``clip``
+# cuts first). Why each is linear in that length is stated next to it; the rule they all
+# follow: a quantifier that can run long is either the last thing its branch needs (a greedy
+# run that cannot fail once begun, so a failed start costs at most the branch's least
+# length) or may start only at the start of a run of its own characters (so each character
+# is scanned from a bounded number of starts), or it is bounded by a small constant.
+
+_BODY: Final = "A-Za-z0-9_-"
+
+
+def _word(literal: str, before: str = "A-Za-z0-9") -> str:
+    """``literal`` (letters, digits, ``-``, ``_``) where a word starts: not after ``[before]``,
+    unless right after an escape (``\\n``, ``\\u0020``) or a %XX byte. The lookbehinds follow
+    the literal, so the engine looks for the literal first."""
+    lit = literal
+    return (
+        rf"{lit}(?:(?<![{before}]{lit})|(?<=\\[nrtbf]{lit})"
+        rf"|(?<=%[0-9A-Fa-f]{{2}}{lit})|(?<=\\u[0-9A-Fa-f]{{4}}{lit}))"
+    )
+
 
 KEY_SHAPES: Final = (
-    r"\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-...)
-    r"|\bAIza[0-9A-Za-z_-]{30,}"  # Google API key
-    r"|\bya29\.[0-9A-Za-z_-]{10,}"  # Google OAuth access token
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JSON Web Token
+    # Distinctive prefixes, recognised glued to anything: prefix, then a greedy run of the
+    # key's characters with nothing after it, so a start fails after at most its least
+    # length (20 or 33) and a match consumes what it scanned. Linear.
+    rf"sk-(?:proj|svcacct|admin|ant|or-v1)-[{_BODY}]{{20,}}"
+    rf"|AIzaSy[{_BODY}]{{33}}"
+    rf"|ya29\.[{_BODY}]{{20,}}"
+    r"|gsk_[A-Za-z0-9]{20,}"
+    r"|xai-[A-Za-z0-9]{20,}"
+    # Short or common prefixes, only at a word start; same greedy-tail argument. Linear.
+    rf"|{_word('sk-')}[{_BODY}]{{16,}}"
+    rf"|{_word('AIza')}[{_BODY}]{{35}}"
+    rf"|{_word('hf_')}[A-Za-z0-9]{{30,}}"
+    rf"|(?:{_word('AKIA')}|{_word('ASIA')})[A-Z0-9]{{16}}"
+    # JSON Web Token: three dot-separated runs. The first may start only at a run start (not
+    # after - or _ either) and each segment stays inside one run of its characters, so every
+    # run is scanned from at most three starts (its own and the two before it). Linear.
+    rf"|{_word('eyJ', _BODY)}[{_BODY}]{{8,}}\.[{_BODY}]{{8,}}\.[{_BODY}]*"
 )
-"""The shapes of API keys and tokens, whatever surrounds them."""
+"""The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
-# One alternation, no nested quantifiers: linear time on any input.
-_PATTERN: Final = LazyPattern(
-    rf"""(?xi)
-    (?P<key>{KEY_SHAPES})
-    |(?P<scheme>\b(?:[Bb]earer|[Bb]asic)\s+)[A-Za-z0-9._~+/=-]{{8,}}
-    |(?P<header>\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi-key|\bcookie)
-      (?P<hsep>["']?\s*[:=]\s*["']?)(?:(?:[Bb]earer|[Bb]asic)\s+)?[^\s"',;&}}]+
-    |(?P<param>[?&](?:key|api_key|api-key|access_token|token)=)[^&\s"'#]+
+_SEP: Final = r"""(?:\\?["'])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'])?"""
+_QUOTED_SEP: Final = r"""(?:=|%3[Dd]|\\?["'][ \t]*:[ \t]*(?:\\?["'])?)"""
+
+_VALUE: Final = r"""([^\s"',;&}<>\\]+)"""
+"""A field's value: a greedy run that cannot fail once begun (at least one character)."""
+_REST: Final = r"""([^\r\n"'\\<>]+)"""
+"""A header's whole value, to the end of the line or quoted string; cannot fail once begun."""
+
+
+def _field(
+    name: str, tail: str, anchors: tuple[str, ...] = (), gate: str = ""
+) -> tuple[str, tuple[str, ...], LazyPattern]:
+    """A field pattern, run only on text holding ``gate`` (default ``name``) and one of
+    ``anchors`` (default ``name``)."""
+    return gate or name, anchors or (name,), LazyPattern(name + tail)
+
+
+def _quoted(name: str) -> tuple[str, ...]:
+    """The ways ``name`` can stand right before a quoted separator: ``=``, ``%3d``, a quote."""
+    return (name + "=", name + "%3d", name + '"', name + "'", name + "\\")
+
+
+# Field contexts, each run only on text holding its literal name, on the text lowered (ASCII
+# letters only, so positions agree: case-insensitive patterns run many times slower). Each
+# starts with its literal name (the engine searches for it) and checks what stands before the
+# name with fixed-width lookbehinds after it; group 1 is what is replaced. Linear: the name
+# occurs at disjoint places, a separator is of bounded shape (its blanks are one run), and
+# the value is a greedy run that cannot fail once begun, or (userinfo) ends at the first
+# '/', which every start '://' holds, so runs from different starts never overlap.
+_FIELDS: Final = (
+    _field("bearer", r"(?<![a-z0-9]bearer)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
+    _field("basic", r"(?<![a-z0-9]basic)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
+    # Authorization (also Proxy-), Cookie (also Set-): the whole value, any scheme, all cookies.
+    _field("authorization", rf"(?<![a-z0-9]authorization){_SEP}{_REST}"),
+    _field("cookie", rf"(?<![a-z0-9]cookie){_SEP}{_REST}"),
+    # x-api-key, api_key, apikey, x-goog-api-key, secret_access_key...: any separator; a bare
+    # "key" only as key=value or "key": value.
+    _field(
+        "key",
+        rf"(?:(?:(?<=[-_]key)|(?<=apikey)){_SEP}|(?<![a-z0-9]key){_QUOTED_SEP}){_VALUE}",
+        ("_key", "-key", "apikey", *_quoted("key")),
+    ),
+    _field(
+        "token",
+        rf"(?:(?<=[-_]token){_SEP}|(?<![a-z0-9]token){_QUOTED_SEP}){_VALUE}",
+        ("_token", "-token", *_quoted("token")),
+    ),
+    _field("secret", rf"(?<![a-z0-9]secret){_SEP}{_VALUE}"),
+    _field("passw", rf"(?:or)?d{_SEP}{_VALUE}"),
+    _field(
+        "sig",
+        rf"(?<![a-z0-9]sig)(?:nature)?{_QUOTED_SEP}{_VALUE}",
+        (*_quoted("sig"), "signature"),
+    ),
+    _field("credential", rf"(?<![a-z0-9]credential){_QUOTED_SEP}{_VALUE}"),
+    # URL user information (user:password@), only in text holding an '@'.
+    _field("://", r"""([^\s/?#@:"'<>\\]*(?::[^\s/?#@"'<>\\]*)?)@""", gate="@"),
+)
+
+# Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
+_BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
+_KEYS: Final = LazyPattern(KEY_SHAPES)
+
+_BOUND: Final = "MAX_REDACT + MARGIN characters (clip cuts first)"
+PATTERNS: Final = (
+    (
+        "redact: key shapes",
+        _KEYS,
+        _BOUND,
+        "each branch is a literal prefix then a greedy run with nothing after it (a failed "
+        "start costs at most the least length); a JWT starts only at a run start and each "
+        "segment stays in one run, so a run is scanned from at most three starts",
+    ),
+    (
+        "redact: line breaks",
+        _BREAKS,
+        _BOUND,
+        "an alternation of literals of one or two characters",
+    ),
+    *(
+        (
+            f"redact: field {pattern.source.partition('(')[0]!r}",
+            pattern,
+            _BOUND,
+            "a literal name (its occurrences are disjoint), fixed-width lookbehinds, a "
+            "separator of bounded shape, then a greedy run that cannot fail once begun "
+            "(userinfo: runs end at '/', which every start '://' holds, so they never overlap)",
+        )
+        for _, _, pattern in _FIELDS
+    ),
+)
+"""Every pattern of this module: (name, pattern, the bound of its input, why it is linear)."""
+
+_KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "akia", "asia")
+"""Lower-case text every key shape contains."""
+_GATES: Final = _KEY_ANCHORS + tuple(gate for gate, _, _ in _FIELDS)
+"""Text holding none of these is clean."""
+_KEY_ANCHOR_SET: Final = frozenset(_KEY_ANCHORS)
+_FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]]] = {
+    gate: tuple((anchors, pattern) for g, anchors, pattern in _FIELDS if g == gate)
+    for gate, _, _ in _FIELDS
+}
+_SHORTEST: Final = 5
+"""No recognised credential form fits in fewer characters (``key=x``)."""
+_CLEAN: Final[set[int]] = set()
+"""The hashes of recent texts found clean (the same vendor message, error after error).
+
+Only ``hash()`` values of texts that held no credential: no text is kept, raw or redacted,
+and a text with a credential is never remembered. Python's string hash is keyed per
+process, so a hash says nothing outside it."""
+_CLEAN_SIZE: Final = 1024
+_KEY_LEAST: Final = 19
+"""No key shape fits in fewer characters (``sk-`` and 16 more)."""
+_SEPARATORS: Final = ("=", ":", "%", "@", " ", "\t", "+")
+"""Every field form holds one of these (a separator, ``%3D``, ``Bearer+``, ``user@``)."""
+_UPPER: Final = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+def _lower(text: str) -> str:
+    """``text`` with ASCII letters lowered, every character where it was."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_UPPER)
+
+
+def _holds(low: str, anchors: tuple[str, ...]) -> bool:
+    """Whether ``low`` holds one of ``anchors`` (a plain loop: faster than any() or map())."""
+    for anchor in anchors:  # noqa: SIM110
+        if anchor in low:
+            return True
+    return False
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Where the credentials in ``text`` are (start, end), in no particular order."""
+    low = _lower(text)
+    spans: list[tuple[int, int]] = []
+    hits = [gate for gate in _GATES if gate in low]  # one scan per gate, then only the hits
+    if not hits:
+        return spans
+    if not _KEY_ANCHOR_SET.isdisjoint(hits):
+        spans.extend(m.span() for m in _KEYS.compiled().finditer(text))
+        if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
+            spans.extend(_wrapped(text))
+    for gate in hits:
+        for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):
+            if _holds(low, anchors):
+                spans.extend(m.span(1) for m in pattern.compiled().finditer(low))
+    return spans
+
+
+def _wrapped(text: str) -> list[tuple[int, int]]:
+    """Keys that a line break cuts in two: found in the text with its breaks removed."""
+    from bisect import bisect_right
+
+    pieces: list[str] = []
+    starts: list[int] = []  # where each piece starts in the joined text
+    origins: list[int] = []  # ... and in ``text``
+    pos = joined_at = 0
+    for match in _BREAKS.compiled().finditer(text):
+        begin, end = match.span()
+        pieces.append(text[pos:begin])
+        starts.append(joined_at)
+        origins.append(pos)
+        joined_at += begin - pos
+        pos = end
+    pieces.append(text[pos:])
+    starts.append(joined_at)
+    origins.append(pos)
+    found = []
+    for match in _KEYS.compiled().finditer("".join(pieces)):
+        begin, end = match.span()
+        first = bisect_right(starts, begin) - 1
+        last = bisect_right(starts, end - 1) - 1
+        if first != last:  # within one line the first pass saw it
+            head = origins[first] + begin - starts[first]
+            found.append((head, origins[last] + end - starts[last]))
+    return found
+
+
+def clip(text: str, limit: int = MAX_REDACT) -> str:
+    """``text`` redacted, then cut to ``limit`` characters (marked ``…``).
+
+    Redaction reads ``MARGIN`` characters past the cut, so a key that straddles it is
+    replaced whole: no part of it survives. Patterns never see more than
+    ``limit + MARGIN`` characters.
     """
+    size = len(text)
+    if size <= limit and (
+        size < _SHORTEST or (size < _KEY_LEAST and not _holds(text, _SEPARATORS))
+    ):
+        return text  # too short for a key, and no field without a separator
+    cut = size > limit
+    if not cut:
+        verdict = hash(text)
+        if verdict in _CLEAN:
+            return text
+    window = text[: limit + MARGIN] if cut else text
+    spans = _spans(window)
+    if not spans:
+        if not cut:
+            if len(_CLEAN) >= _CLEAN_SIZE:
+                _CLEAN.clear()
+            _CLEAN.add(verdict)
+        return window[:limit] + "…" if cut else text
+    spans.sort()
+    out: list[str] = []
+    pos = 0
+    for begin, end in spans:
+        if begin >= limit:
+            break
+        if end <= pos:
+            continue
+        if begin >= pos:
+            out.append(window[pos:begin])
+            out.append(REDACTED)
+        pos = end  # an overlapping span extends the one before
+    if pos < limit:
+        out.append(window[pos:limit])
+    if cut:
+        out.append("…")
+    return "".join(out)
+
+
+_KEY_CHARS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=%\\"
 )
+"""Characters a key, a token or their escaped or percent-encoded forms are made of."""
 
 
-def _replace(match: re.Match[str]) -> str:
-    if match.group("key") is not None:
-        return REDACTED
-    scheme = match.group("scheme")
-    if scheme is not None:
-        return scheme + REDACTED
-    header = match.group("header")
-    if header is not None:
-        return header + match.group("hsep") + REDACTED
-    return match.group("param") + REDACTED
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters (marked ``…``) where no key can straddle.
 
-
-_ANCHORS: Final = (
-    "sk-",
-    "aiza",
-    "ya29.",
-    "eyj",
-    "bearer",
-    "basic",
-    "authoriz",
-    "api-key",
-    "api_key",
-    "x-goog",
-    "cookie",
-    "key=",
-    "token=",
-)
-"""Lower-case text every credential form contains; text without any of them is clean."""
-_SHORTEST: Final = 12
-"""No recognised credential form fits in fewer characters."""
-_MEMO: dict[str, str] = {}
-_MEMO_SIZE: Final = 1024
-_MEMO_TEXT: Final = 2048
+    A cut that would split a run of key characters moves back to the run's start (at most
+    ``MARGIN`` characters back), so no head of a key is left to be missed by redaction.
+    For texts that are redacted at once, ``clip`` is better: it cuts exactly at ``limit``.
+    """
+    if len(text) <= limit:
+        return text
+    end = limit
+    if text[end] in _KEY_CHARS:
+        stop = max(0, limit - MARGIN)
+        while end > stop and text[end - 1] in _KEY_CHARS:
+            end -= 1
+    return text[:end] + "…"
 
 
 def redact(text: str) -> str:
     """Return ``text`` with every credential it contains replaced by ``[REDACTED]``.
 
-    Fast on clean text: short strings and strings without any credential's tell-tale
-    substring skip the pattern, and recent results for repeated texts (the same vendor
-    message, error after error) are remembered.
+    A text over ``MAX_REDACT`` (16,384) characters is redacted, then cut there (marked
+    ``…``). Fast on clean text: text without any credential's tell-tale substring skips the
+    patterns, and a text found clean recently is known by its hash. No text is kept.
     """
-    if len(text) < _SHORTEST:
-        return text
-    known = _MEMO.get(text)
-    if known is not None:
-        return known
-    low = text.lower()
-    for anchor in _ANCHORS:
-        if anchor in low:
-            pattern = _PATTERN.compiled()
-            clean = pattern.sub(_replace, text) if pattern.search(text) else text
-            break
-    else:
-        clean = text
-    if len(text) <= _MEMO_TEXT:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO[text] = clean
-    return clean
+    return clip(text, MAX_REDACT)
 
+
+# -- JSON-safe copies (the members of an error) -------------------------------------------------
 
 MAX_TEXT: Final = 4096
 """Longest string kept inside ``upstream`` and unknown members; longer ones are cut."""
@@ -141,24 +437,20 @@ MAX_DEPTH: Final = 8
 """Deepest nesting kept inside ``upstream``; deeper values become a short text."""
 
 
-def _text(value: str, limit: int) -> str:
-    if len(value) > limit:
-        value = value[:limit] + "…"
-    return redact(value)
-
-
 def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
     """Return a JSON-ready, redacted, size-bounded copy of ``value``.
 
     Mappings keep string keys (others are turned into text) and lose the values of
-    secret-named keys; sequences become lists; non-finite floats become ``None``; any
-    other object becomes its redacted ``repr``. Strings over ``limit`` characters are cut
-    and marked with ``…``. Never raises.
+    secret-named keys (see ``secret_name``); a sequence of ``(name, value)`` pairs (a
+    header list) loses the values of secret-named pairs; sequences become lists;
+    non-finite floats become ``None``; any other object becomes its redacted ``repr``.
+    Strings are redacted, then cut at ``limit`` characters and marked with ``…``. Never
+    raises.
     """
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
-        return _text(value, limit)
+        return clip(value, limit)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -170,20 +462,23 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
         try:
             items = list(value.items())[:MAX_ITEMS]
         except Exception:  # a hostile mapping
-            return _text(_safe_repr(value), limit)
+            return clip(_safe_repr(value), limit)
         for key, item in items:
-            name = key if isinstance(key, str) else _safe_repr(key)
-            name = _text(name, 256)
-            if name.lower() in SECRET_KEYS:
-                out[name] = REDACTED
-            else:
-                out[name] = sanitize(item, limit, depth + 1)
+            name = clip(key if isinstance(key, str) else _safe_repr(key), 256)
+            out[name] = REDACTED if secret_name(key) else sanitize(item, limit, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [sanitize(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
+        return [_item(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
     if isinstance(value, (bytes, bytearray)):
-        return _text(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
-    return _text(_safe_repr(value), limit)
+        return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
+    return clip(_safe_repr(value), limit)
+
+
+def _item(item: Any, limit: int, depth: int) -> Any:
+    """One entry of a sequence; a secret-named ``(name, value)`` pair loses its value."""
+    if isinstance(item, (list, tuple)) and len(item) == 2 and secret_name(item[0]):
+        return [sanitize(item[0], 256, depth), REDACTED]
+    return sanitize(item, limit, depth)
 
 
 def _safe_repr(value: object) -> str:
@@ -191,3 +486,107 @@ def _safe_repr(value: object) -> str:
         return repr(value)
     except Exception:
         return f"<{type(value).__name__}>"
+
+
+# -- credential-free copies for pickles ------------------------------------------------------------
+
+DROP: Final = object()
+"""What ``scrub`` returns for a value it cannot make safe; the caller leaves it out."""
+_HTTP_MODULES: Final = frozenset({"httpx", "httpx2", "requests", "urllib3", "aiohttp"})
+_PICKLE_SCAN: Final = 1 << 20
+"""Largest pickle of an unknown object that is scanned for credentials; larger ones are dropped."""
+
+
+def scrub(value: Any, depth: int = 0) -> Any:
+    """A copy of ``value`` to pickle in place of a vendor attribute: it holds no credential.
+
+    Texts are redacted; mappings, lists, tuples and sets are copied with their entries
+    scrubbed (secret-named keys lose their values); exceptions become copies with scrubbed
+    ``args`` and attributes; HTTP requests and responses (httpx, httpx2, requests) become
+    copies whose URL and credential headers are redacted. Any other object is kept if it
+    pickles and its pickle shows no credential. Returns ``DROP`` for what cannot be kept.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).decode("latin-1")
+        clean = redact(text)
+        return value if clean == text else clean.encode("latin-1", "replace")
+    if depth >= MAX_DEPTH:
+        return DROP
+    kind = type(value)
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            name = scrub(key, depth + 1)
+            clean = REDACTED if secret_name(key) else scrub(item, depth + 1)
+            if name is not DROP and clean is not DROP:
+                out[name] = clean
+        return out
+    if kind in (list, tuple, set, frozenset):
+        if kind in (list, tuple) and len(value) == 2 and secret_name(value[0]):
+            return kind((value[0], REDACTED))
+        items = (scrub(item, depth + 1) for item in value)
+        return kind(item for item in items if item is not DROP)
+    if isinstance(value, BaseException):
+        from .exceptions import HarnessError, _ExceptionCopy
+
+        return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
+    if getattr(kind, "__module__", "").partition(".")[0] in _HTTP_MODULES:
+        return _http_copy(value, depth)
+    return value if _clean_pickle(value) else DROP
+
+
+def _http_copy(value: Any, depth: int) -> Any:
+    """A copy of an HTTP request, response, URL or header list without credentials."""
+    import copy
+
+    try:
+        if type(value).__name__ == "URL" or isinstance(value, str):
+            return type(value)(redact(str(value)))
+        if not hasattr(value, "headers"):
+            return value if _clean_pickle(value) else DROP
+        new = copy.copy(value)
+        headers = value.headers
+        pairs = headers.multi_items() if hasattr(headers, "multi_items") else headers.items()
+        new.headers = type(headers)(
+            [(name, REDACTED if secret_name(name) else redact(item)) for name, item in pairs]
+        )
+        own = vars(value)
+        if "url" in own:  # a plain attribute (on httpx responses it is the request's)
+            new.url = _http_copy(own["url"], depth)
+        for name in ("_request", "request"):
+            if own.get(name) is not None:
+                setattr(new, name, _http_copy(own[name], depth + 1))
+        if isinstance(own.get("history"), list):
+            new.history = [_http_copy(item, depth + 1) for item in own["history"]]
+        for name in ("_content", "body"):
+            if isinstance(own.get(name), (bytes, str)):
+                setattr(new, name, scrub(own[name], depth + 1))
+        if any(vars(new).get(name) is DROP for name in ("url", "_request", "request")):
+            return DROP
+        return new if _clean_pickle(new) else DROP
+    except Exception:
+        return DROP
+
+
+def _clean_pickle(value: object) -> bool:
+    """Whether ``value`` survives a pickle round trip and its pickle shows no credential."""
+    import pickle
+
+    try:
+        data = pickle.dumps(value)
+        pickle.loads(data)
+    except Exception:
+        return False
+    if len(data) > _PICKLE_SCAN:
+        return False
+    text = data.decode("latin-1")
+    step = MAX_REDACT
+    for start in range(0, len(text), step):
+        window = text[start : start + step + MARGIN]
+        if _spans(window):
+            return False
+    return True

@@ -22,6 +22,7 @@ from ._patterns import (
     MAX_MESSAGE,
     SECONDS,
 )
+from ._redact import cut
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -234,8 +235,12 @@ def html_title(text: str) -> str | None:
 
 
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text`` cut to ``limit`` characters (marked with ``…``)."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    """``text`` cut to ``limit`` characters (marked with ``…``), never inside a key.
+
+    The cut moves back to the start of a run of key characters it would split, so the head
+    of a key that straddles the cut does not survive unrecognised (see ``_redact.cut``).
+    """
+    return text if len(text) <= limit else cut(text, limit)
 
 
 _STATUS_CODES: Final = {

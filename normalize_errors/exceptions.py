@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 
-from ._redact import redact, sanitize
+from ._redact import DROP, redact, sanitize, scrub
 from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
 TYPE_CHECKING = False
@@ -569,6 +569,8 @@ class HarnessError(Exception):
         self.result = self.chunks = None
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)
+        if isinstance(cause, _ExceptionCopy):  # copy.copy() passes the state unpickled
+            cause = cause.exc
         if cause is not None:
             self.__cause__ = cause
 
@@ -1069,34 +1071,29 @@ def _pickle_state(err: HarnessError) -> dict[str, Any]:
     err.upstream  # noqa: B018 - resolve a deferred upstream member before copying
     state: dict[str, Any] = {}
     for key, value in err.__dict__.items():
-        if key in _STATE or (key != "__traceback__" and _picklable(value)):
-            state[key] = value
+        if key in _STATE or isinstance(value, HarnessError):
+            state[key] = value  # already redacted and bounded when it was set
+        elif key != "__traceback__":
+            clean = scrub(value)  # a drop-in's vendor attributes, result, chunks, notes
+            if clean is not DROP:
+                state[key] = clean
     cause = err.__cause__
     if cause is not None:
-        # By class name: a cause whose class cannot be imported where the pickle is loaded
+        # A harness error pickles itself safely; any other cause as a sanitized copy, by
+        # class name: a cause whose class cannot be imported where the pickle is loaded
         # comes back as a stand-in (see ``CauseStandIn``), never as a failed load.
         state["__cause__"] = cause if isinstance(cause, HarnessError) else _ExceptionCopy(cause)
     return state
 
 
-def _picklable(value: object) -> bool:
-    """Whether ``value`` survives a pickle round trip (dumping alone proves too little)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return True
-    import pickle
-
-    try:
-        pickle.loads(pickle.dumps(value))
-    except Exception:
-        return False
-    return True
-
-
 class _ExceptionCopy:
-    """Pickles an exception whose class cannot be rebuilt from its ``args`` (most SDK errors).
+    """Pickles a credential-free copy of an exception (the cause of a harness error).
 
-    On load it becomes an instance of the same class carrying the same ``args`` and the
-    attributes that pickle, made without calling the class's ``__init__``.
+    On load it becomes an instance of the same class, made without calling its
+    ``__init__`` (most SDK errors cannot be rebuilt from their ``args``), carrying its
+    ``args`` and attributes as ``scrub`` copies them: texts redacted, HTTP requests and
+    responses without credential headers or query parameters, objects that cannot be
+    made safe left out. The live exception is not changed.
     """
 
     def __init__(self, exc: BaseException) -> None:
@@ -1104,8 +1101,15 @@ class _ExceptionCopy:
 
     def __reduce__(self) -> tuple[Any, ...]:
         exc = self.exc
-        args = exc.args if _picklable(exc.args) else ()
-        attrs = {k: v for k, v in vars(exc).items() if k != "__traceback__" and _picklable(v)}
+        args = scrub(exc.args)
+        if args is DROP:
+            args = ()
+        attrs = {}
+        for key, value in vars(exc).items():
+            if key != "__traceback__":
+                clean = scrub(value)
+                if clean is not DROP:
+                    attrs[key] = clean
         cls = type(exc)
         return (_rebuild_named, (cls.__module__, cls.__qualname__, args, attrs))
 
