@@ -21,7 +21,8 @@ wrapped too; every method call runs the real method and:
   reason; the chunks received before the error are on the error as ``chunks``.
 
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
-failure (``wrapped.max_retries = 2`` is seen by the next call).
+failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
+during a call name the caller's line, as without ``wrap()`` (see ``_as_caller``).
 
 ``isinstance(wrapped, openai.OpenAI)`` holds. Only ``Exception`` subclasses are converted:
 cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through untouched.
@@ -32,8 +33,10 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Collection, Iterable
 from enum import Enum
+from types import CodeType, FrameType, FunctionType
 from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
@@ -355,6 +358,37 @@ class _Proxy:
         return _AsyncStream(self._ne_target.__aiter__(), self._ne_options, None, self._ne_target)
 
 
+def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
+    return method(*args, **kwargs)
+
+
+_INVOKE_LINE: Final = max(line or 0 for _, _, line in _invoke.__code__.co_lines())
+_AS_CALLER: dict[tuple[CodeType, int], Callable[[Any, Any, Any], Any]] = {}
+
+
+def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
+    """``_invoke`` as if it were the caller's own line: its module, file and line number.
+
+    An SDK warns with ``stacklevel=2`` (a deprecated model or method) to name the line that
+    called it; under ``wrap()`` that line is the wrapper's, and Python's default filters hide
+    warnings of modules other than ``__main__``. Running the call from a copy of ``_invoke``
+    that carries the caller's globals, file name and line makes the warning read, and be
+    filtered, exactly as without ``wrap()``. One copy per calling line, kept (at most 4096).
+    """
+    line = frame.f_lineno
+    key = (frame.f_code, line)
+    found = _AS_CALLER.get(key)
+    if found is None:
+        first = line - (_INVOKE_LINE - _invoke.__code__.co_firstlineno)
+        if first < 1:
+            return _invoke
+        code = _invoke.__code__.replace(co_filename=frame.f_code.co_filename, co_firstlineno=first)
+        found = FunctionType(code, frame.f_globals)
+        if len(_AS_CALLER) < 4096:
+            _AS_CALLER[key] = found
+    return found
+
+
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
     """The wrapper of one bound method of an SDK object."""
     if inspect.iscoroutinefunction(method):
@@ -362,7 +396,7 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
         @functools.wraps(method)
         async def acall(*args: Any, **kwargs: Any) -> Any:
             try:
-                result = await method(*args, **kwargs)
+                result = await _as_caller(sys._getframe(1))(method, args, kwargs)
             except Exception as exc:
                 raise _fail(exc, options) from exc
             return _after(result, options, kwargs.get("tools"), owner)
@@ -372,7 +406,7 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            result = method(*args, **kwargs)
+            result = _as_caller(sys._getframe(1))(method, args, kwargs)
         except Exception as exc:
             raise _fail(exc, options) from exc
         if inspect.isawaitable(result) and not hasattr(result, "model_fields"):

@@ -369,3 +369,77 @@ def test_max_attempts_follows_the_clients_current_max_retries() -> None:
     with pytest.raises(UpstreamUnavailableError) as info:
         client.models.list()
     assert (info.value.attempts, info.value.max_attempts) == (3, 3)
+
+
+# -- warnings the SDK issues during a call ---------------------------------------------------
+
+WARNING_SCRIPT = """
+import warnings
+import openai
+from openai.resources.models import Models
+from normalize_errors import wrap
+from tests.test_wrap_methods import openai_client
+
+original = Models.list
+
+def deprecated_list(self, *args, **kwargs):  # what a deprecated SDK method does
+    warnings.warn("models.list is deprecated", DeprecationWarning, stacklevel=2)
+    return original(self, *args, **kwargs)
+
+Models.list = deprecated_list
+client = openai_client(lambda request: (200, {"object": "list", "data": []}))
+client.models.list()
+wrap(client).models.list()
+"""
+
+
+def test_a_wrapped_call_warns_as_the_raw_call_does() -> None:
+    """Python's default filters show the SDK's DeprecationWarning for both calls, naming
+    the caller's own line each time (not the wrapper's module, where it would be hidden)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", WARNING_SCRIPT],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={"PATH": "", "PYTHONPATH": str(root), "PYTHONWARNINGS": ""},
+    )
+    shown = [line for line in out.stderr.splitlines() if "DeprecationWarning" in line]
+    assert len(shown) == 2, out.stderr
+    lines = WARNING_SCRIPT.splitlines()
+    raw_line = lines.index("client.models.list()") + 1
+    assert shown == [
+        f"<string>:{raw_line}: DeprecationWarning: models.list is deprecated",
+        f"<string>:{raw_line + 1}: DeprecationWarning: models.list is deprecated",
+    ]
+
+
+def test_a_wrapped_call_warns_with_the_callers_file_and_line() -> None:
+    """Recorded warnings name this test's file and lines, raw and wrapped alike."""
+    import warnings
+
+    from openai.resources.models import Models
+
+    original = Models.list
+
+    def deprecated_list(self: Any, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn("models.list is deprecated", DeprecationWarning, stacklevel=2)
+        return original(self, *args, **kwargs)
+
+    client = openai_client(lambda request: (200, {"object": "list", "data": []}))
+    wrapped = wrap(client)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Models.list = deprecated_list  # type: ignore[method-assign]
+        try:
+            client.models.list()
+            wrapped.models.list()
+        finally:
+            Models.list = original  # type: ignore[method-assign]
+    assert [w.filename for w in caught] == [__file__, __file__]
+    assert caught[1].lineno == caught[0].lineno + 1
