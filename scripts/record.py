@@ -40,21 +40,10 @@ import yaml
 from normalize_errors._redact import KEY_SHAPES
 from normalize_errors._rules import KEEP_HEADERS
 from normalize_errors.providers import _calls
+from normalize_errors.testing._record import REQUEST_HEADERS  # the allowlist users record with
 
 ROOT = Path(__file__).resolve().parent.parent
 
-REQUEST_HEADERS = (
-    "accept",
-    "content-type",
-    "user-agent",
-    "anthropic-version",
-    "anthropic-beta",
-    "openai-beta",
-    "x-goog-api-client",
-    "x-stainless-",
-)
-"""Request headers a cassette keeps (names, or prefixes ending in '-'). Everything else,
-``authorization``, ``x-api-key``, ``api-key`` and ``x-goog-api-key`` among them, is dropped."""
 
 RESPONSE_HEADERS = (
     *KEEP_HEADERS,
