@@ -236,8 +236,21 @@ def test_anthropic_count_tokens_passes_and_create_checks() -> None:
         client.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=MESSAGES)
 
 
+NEWEST_MAJOR = {"openai": 3, "anthropic": 2, "google": 3}
+"""The newest SDK lines, where every method of GENERATING exists; older lines lack some
+(anthropic 0.x has no ``messages.parse``)."""
+
+
+def _newest(module: str) -> bool:
+    root = module.partition(".")[0]
+    sdk = {"openai": openai, "anthropic": anthropic, "google": genai}[root]
+    version = getattr(sdk, "__version__", "0")
+    return int(str(version).partition(".")[0]) >= NEWEST_MAJOR[root]
+
+
 def test_the_allowlist_names_real_sdk_methods() -> None:
-    """Every method of GENERATING exists on its SDK class (sync and async)."""
+    """Every method of GENERATING exists on its SDK class (sync and async) on the newest
+    lines; on older lines the methods that exist are the ones checked."""
     resources = [
         openai.resources.chat.completions.Completions,
         openai.resources.chat.completions.AsyncCompletions,
@@ -260,7 +273,11 @@ def test_the_allowlist_names_real_sdk_methods() -> None:
         for (package, klass), methods in GENERATING.items():
             if cls.__name__.removeprefix("Async") == klass and cls.__module__.startswith(package):
                 covered.add((package, klass))
-                for name in methods:
+                present = [name for name in methods if hasattr(cls, name)]
+                assert present, (cls, methods)
+                if _newest(cls.__module__):
+                    assert present == list(methods), (cls, set(methods) - set(present))
+                for name in present:
                     assert callable(getattr(cls, name)), (cls, name)
                     assert generates(owner, name)
         assert not generates(owner, "count_tokens")
@@ -277,7 +294,7 @@ def filled(cls: type[pydantic.BaseModel]) -> pydantic.BaseModel:
 
 def classes_of(package: ModuleType) -> Iterator[type[pydantic.BaseModel]]:
     classes = model_classes(package)
-    assert len(classes) > 100  # the walk found the SDK's types
+    assert len(classes) > 50  # the walk found the SDK's types (85 in anthropic 0.49)
     yield from classes
 
 
@@ -312,7 +329,7 @@ def test_every_anthropic_model_passes_a_non_generating_method() -> None:
         assert type(result) is cls
         assert result == expected
         checked += 1
-    assert checked > 300
+    assert checked > 50  # 85 model classes in anthropic 0.49, over 300 in 2.x
 
 
 def test_every_genai_model_passes_a_non_generating_method(
