@@ -58,6 +58,7 @@ __all__ = [
     "sanitize",
     "scrub",
     "secret_name",
+    "utf8_safe",
 ]
 
 REDACTED: Final = "[REDACTED]"
@@ -437,21 +438,44 @@ MAX_DEPTH: Final = 8
 """Deepest nesting kept inside ``upstream``; deeper values become a short text."""
 
 
+def utf8_safe(text: str) -> str:
+    """``text`` with every lone surrogate (half of a cut emoji) replaced by U+FFFD.
+
+    Lone surrogates are valid in JSON text (``"\\ud83d"``) and in ``str``, but no UTF-8
+    encoder accepts them: ``to_http()``, ``to_json().encode()`` and a terminal would fail.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+MAX_INT_BITS: Final = 13_000
+"""Integers longer than this (about 3,900 decimal digits) are kept as a note of their size:
+Python refuses to write ints over 4,300 digits as text, which ``repr`` and JSON need."""
+
+
 def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
     """Return a JSON-ready, redacted, size-bounded copy of ``value``.
 
     Mappings keep string keys (others are turned into text) and lose the values of
     secret-named keys (see ``secret_name``); a sequence of ``(name, value)`` pairs (a
     header list) loses the values of secret-named pairs; sequences become lists;
-    non-finite floats become ``None``; any other object becomes its redacted ``repr``.
-    Strings are redacted, then cut at ``limit`` characters and marked with ``…``. Never
+    non-finite floats become ``None``; integers too long to write as text a note of their
+    size; any other object becomes its redacted ``repr``. Strings are redacted, then cut at
+    ``limit`` characters and marked with ``…``, and made UTF-8-safe (``utf8_safe``). Never
     raises.
     """
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
-        return clip(value, limit)
+        return utf8_safe(clip(value, limit))
     if isinstance(value, int):
+        if value.bit_length() > MAX_INT_BITS:
+            return f"<an integer of {value.bit_length()} bits>"
         return int(value)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
@@ -462,16 +486,19 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
         try:
             items = list(value.items())[:MAX_ITEMS]
         except Exception:  # a hostile mapping
-            return clip(_safe_repr(value), limit)
+            return utf8_safe(clip(_safe_repr(value), limit))
         for key, item in items:
-            name = clip(key if isinstance(key, str) else _safe_repr(key), 256)
+            if type(key) is str and len(key) < 16 and key.isidentifier() and key.isascii():
+                name = key  # too short and plain to hold a key or a credential context
+            else:
+                name = utf8_safe(clip(key if isinstance(key, str) else _safe_repr(key), 256))
             out[name] = REDACTED if secret_name(key) else sanitize(item, limit, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [_item(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
     if isinstance(value, (bytes, bytearray)):
         return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
-    return clip(_safe_repr(value), limit)
+    return utf8_safe(clip(_safe_repr(value), limit))
 
 
 def _item(item: Any, limit: int, depth: int) -> Any:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 
-from ._redact import DROP, redact, sanitize, scrub
+from ._redact import DROP, redact, sanitize, scrub, utf8_safe
 from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
 TYPE_CHECKING = False
@@ -903,51 +903,14 @@ def _finite_wait(value: Any) -> bool:
         return False
 
 
-def _unicode(text: str) -> str:
-    """``text`` with every lone surrogate (half of a cut emoji) replaced by U+FFFD.
-
-    Lone surrogates are valid in JSON text (``"\\ud83d"``) and in ``str``, but no UTF-8
-    encoder accepts them: ``to_http()``, ``to_json().encode()`` and a terminal would fail.
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
 def _text(value: str) -> str:
     """A text member as it enters an error: redacted, encodable as UTF-8."""
-    return _unicode(redact(value))
-
-
-_MAX_INT_BITS: Final = 13_000
-"""Integers longer than this (about 3,900 decimal digits) are kept as a note of their size:
-Python refuses to write ints over 4,300 digits as text, which ``repr`` and JSON need."""
-
-
-def _settle(value: Any) -> Any:
-    """``value`` (already sanitized) with texts made UTF-8-safe and unwritable numbers noted."""
-    if isinstance(value, str):
-        return _unicode(value)
-    if isinstance(value, dict):
-        return {_settle(key): _settle(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_settle(item) for item in value]
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
-        return f"<an integer of {value.bit_length()} bits>"
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    return value
+    return utf8_safe(redact(value))
 
 
 def _data(value: Any) -> Any:
     """Nested data as it enters an error: redacted, size-bounded, JSON-safe."""
-    return _settle(sanitize(value))
+    return sanitize(value)
 
 
 def _location(value: Any) -> Any:
