@@ -112,6 +112,22 @@ def secret_name(name: object) -> bool:
     ``Authorization``, ``"authorization "``, ``X-Api-Key``, ``api_key``, ``token``, ``key``,
     ``access_token``, ``client_secret``, ``Cookie``...
     """
+    if type(name) is str and len(name) < 16 and name.isidentifier():
+        known = _PLAIN_NAMES.get(name)  # too short and plain to be a key: safe to remember
+        if known is None:
+            known = _secret_name(name)
+            if len(_PLAIN_NAMES) < 4096:
+                _PLAIN_NAMES[name] = known
+        return known
+    return _secret_name(name)
+
+
+_PLAIN_NAMES: dict[str, bool] = {}
+"""``secret_name`` of short identifiers (``value``, ``token``, ``x_api_key``...): no key is
+under 16 characters, so these names hold no credential."""
+
+
+def _secret_name(name: object) -> bool:
     if isinstance(name, (bytes, bytearray)):
         name = bytes(name[:256]).decode("latin-1")
     if not isinstance(name, str):
