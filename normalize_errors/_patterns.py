@@ -99,13 +99,13 @@ RULE_ESCAPE: Final = _pattern(
     1000,
     "sub on a rule table's own pattern source (written in this package), one character per try.",
 )
-CONTEXT_LIMITS: Final = (
+CONTEXT_LIMITS: Final = (  # run on the lower-cased message: literals in lower case
     # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
     _pattern(
-        r"(?<!\d)(?P<observed>\d{1,12}) tokens? > (?P<value>\d{1,12}) maximum",
+        r"(?P<observed>\d{1,12}) tokens? > (?P<value>\d{1,12}) maximum",
         MAX_MESSAGE,
-        "search in a message cut to MAX_MESSAGE; digit runs bounded (and whole: not the tail"
-        " of a longer run), at most 38 characters per try.",
+        "search in a message cut to MAX_MESSAGE; digit runs bounded, at most 38 characters per"
+        " try (``context_limit`` refuses a match that is the tail of a longer digit run).",
     ),
     # Anthropic: "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000"
     _pattern(
@@ -123,19 +123,19 @@ CONTEXT_LIMITS: Final = (
     # OpenAI, vLLM, DeepSeek: "maximum context length is 8192 tokens. However, your messages
     # resulted in 8227 tokens"
     _pattern(
-        r"(?i)maximum context length is (?P<value>\d{1,12}) tokens.{0,80}?"
+        r"maximum context length is (?P<value>\d{1,12}) tokens.{0,80}?"
         r"(?:resulted in|requested|you requested|have) (?P<observed>\d{1,12}) tokens",
         MAX_MESSAGE,
         "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
     ),
     _pattern(
-        r"(?i)maximum context length is (?P<value>\d{1,12}) tokens",
+        r"maximum context length is (?P<value>\d{1,12}) tokens",
         MAX_MESSAGE,
         "search in a message cut to MAX_MESSAGE; starts with a literal, digit run bounded.",
     ),
     # Mistral: "Prompt contains 40000 tokens ... too large for model with 32768 maximum context"
     _pattern(
-        r"(?i)contains (?P<observed>\d{1,12}) tokens.{0,80}?with (?P<value>\d{1,12})"
+        r"contains (?P<observed>\d{1,12}) tokens.{0,80}?with (?P<value>\d{1,12})"
         r" maximum context",
         MAX_MESSAGE,
         "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",

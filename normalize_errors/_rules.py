@@ -346,16 +346,29 @@ CONTEXT_WORDING: Final = (
 )
 """How providers and OpenAI-compatible servers say the input is over the context window."""
 
-_LIMITS: Final = tuple(pattern.compiled() for pattern in CONTEXT_LIMITS)
+_LIMIT_WORDS: Final = (
+    " > ",
+    "context limit: ",
+    "input token count (",
+    "maximum context length is ",
+    "maximum context length is ",
+    "contains ",
+)
+"""A literal each pattern of ``CONTEXT_LIMITS`` needs: a message without it skips the pattern."""
+_LIMITS: Final = tuple(
+    zip(_LIMIT_WORDS, (pattern.compiled() for pattern in CONTEXT_LIMITS), strict=True)
+)
 
 
 def context_limit(message: str | None) -> dict[str, Any] | None:
     """The ``limit`` member a context-window message states, if it states one."""
     if not message:
         return None
-    text = message[:MAX_MESSAGE]
-    for pattern in _LIMITS:
-        match = pattern.search(text)
+    text = message[:MAX_MESSAGE].lower()  # the patterns are lower case: no (?i), faster
+    for word, pattern in _LIMITS:
+        match = pattern.search(text) if word in text else None
+        if match is not None and match.start() > 0 and text[match.start() - 1].isdigit():
+            match = None  # the tail of a longer run of digits: no token count
         if match is not None:
             limit: dict[str, Any] = {"name": "context_tokens", "value": int(match["value"])}
             groups = match.groupdict()
