@@ -291,16 +291,6 @@ FRAMEWORK_NUMBER: Final = _pattern(
     "search; every repeat bounded.",
 )
 
-# -- testing: the recorder's last check ----------------------------------------------------
-
-RECORD_KEY_SHAPES: Final = _pattern(
-    r"sk-[A-Za-z0-9_-]{16,256}|AIza[0-9A-Za-z_-]{30,256}|ya29\.[0-9A-Za-z_-]{10,256}"
-    r"|eyJ[A-Za-z0-9_-]{8,256}\.[A-Za-z0-9_-]{8,256}",
-    65536,
-    "search in windows of 64 KiB of a cassette about to be written; each alternative starts"
-    " with a literal and every repeat is bounded (256).",
-)
-
 # -- _redact.py: credentials -------------------------------------------------------------------
 # The credential patterns are built from ``_redact``'s own field table and listed there, in
 # ``_redact.PATTERNS``, each with the length it is cut to and why it is linear (their runs are

@@ -54,6 +54,7 @@ __all__ = [
     "REDACTED",
     "clip",
     "cut",
+    "holds_key",
     "redact",
     "sanitize",
     "scrub",
@@ -318,6 +319,16 @@ def _holds(low: str, anchors: tuple[str, ...]) -> bool:
         if anchor in low:
             return True
     return False
+
+
+def holds_key(text: str) -> bool:
+    """Whether ``text`` holds a key of a recognised format, read in overlapping windows of
+    ``MAX_REDACT + MARGIN`` characters (no key is longer than ``MARGIN``)."""
+    pattern = _KEYS.compiled()
+    return any(
+        pattern.search(text[i : i + MAX_REDACT + MARGIN]) is not None
+        for i in range(0, max(len(text), 1), MAX_REDACT)
+    )
 
 
 def _spans(text: str) -> list[tuple[int, int]]:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
 from .._signals import lower_headers, retry_after
 from ..exceptions import HarnessError, class_for_code
-from .jsonrpc import adopt, find_problem, from_jsonrpc, plain
+from .jsonrpc import adopt, find_problem, from_jsonrpc
 
 if TYPE_CHECKING:
     from a2a.server.tasks import TaskUpdater
@@ -79,7 +79,7 @@ _FAILED_STATES: Final = frozenset({"failed", "rejected", "canceled"})
 
 def task_state(err: HarnessError) -> str:
     """The A2A task state for ``err`` in the draft's names: canceled, rejected or failed."""
-    err = plain(err)
+    err = err.problem
     if err.code == "harness.cancelled":
         return "canceled"
     return "rejected" if err.code in REJECTED_CODES else "failed"
@@ -112,7 +112,7 @@ def to_message(
     from a2a.helpers.proto_helpers import new_data_part, new_text_part
     from a2a.types import Message, Role
 
-    err = plain(err)
+    err = err.problem
     return Message(
         message_id=str(uuid.uuid4()),
         role=Role.ROLE_AGENT,
@@ -149,7 +149,7 @@ async def finish(updater: TaskUpdater, err: HarnessError, *, text: str | None = 
 
 def to_a2a_error(err: HarnessError, error_class: type[A2AError] | None = None) -> A2AError:
     """The A2A protocol error carrying ``err`` in ``data`` (``InternalError`` by default)."""
-    err = plain(err)
+    err = err.problem
     if error_class is None:
         from a2a.utils.errors import InternalError
 

@@ -48,7 +48,6 @@ __all__ = [
     "find_problem",
     "from_jsonrpc",
     "integral",
-    "plain",
     "to_jsonrpc",
 ]
 
@@ -109,15 +108,9 @@ _TABLES: Final[dict[str | None, tuple[dict[int, str], str]]] = {
 }
 
 
-def plain(err: HarnessError) -> HarnessError:
-    """The harness view of ``err``: a drop-in's ``problem`` (its ``code`` is the vendor's)."""
-    view = getattr(err, "problem", err)
-    return view if isinstance(view, HarnessError) else err
-
-
 def to_jsonrpc(err: HarnessError, code: int | None = None) -> dict[str, Any]:
     """The JSON-RPC error object carrying ``err`` in ``data`` (see the module doc)."""
-    err = plain(err)
+    err = err.problem
     if code is None:
         code = INVALID_PARAMS if err.code in _PARAMS_CODES else INTERNAL_ERROR
     problem = err.to_dict()

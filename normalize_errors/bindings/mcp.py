@@ -64,7 +64,6 @@ from .jsonrpc import (
     adopt,
     find_problem,
     from_jsonrpc,
-    plain,
     to_jsonrpc,
 )
 
@@ -117,7 +116,7 @@ _UNKNOWN_TOOL_TEXT: Final = "Unknown tool:"
 
 def is_tool_error(err: HarnessError) -> bool:
     """Whether ``err`` is reported as a tool execution error rather than a JSON-RPC error."""
-    err = plain(err)
+    err = err.problem
     return err.code in TOOL_RESULT_CODES or err.category == "upstream"
 
 
@@ -131,7 +130,7 @@ def to_tool_result(err: HarnessError) -> CallToolResult:
     """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2)."""
     from mcp.types import CallToolResult, TextContent
 
-    err = plain(err)
+    err = err.problem
     text = err.model_feedback or err.detail or err.title
     return CallToolResult(
         is_error=True,
@@ -144,7 +143,7 @@ def to_mcp_error(err: HarnessError, code: int | None = None) -> MCPError:
     """The ``MCPError`` carrying ``err`` in ``data``, with the JSON-RPC code of Table 4."""
     from mcp.shared.exceptions import MCPError
 
-    err = plain(err)
+    err = err.problem
     if code is None:
         code = INVALID_PARAMS if err.code == "output.unknown_tool" else INTERNAL_ERROR
     error = to_jsonrpc(err, code)
@@ -165,7 +164,7 @@ def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
         err = class_for_code("tool.execution_failed")(text, origin="tool", model_feedback=text)
         err.__cause__ = exc
     else:
-        err = plain(normalize(exc))
+        err = normalize(exc)
     if err.code == "harness.internal_error" and not isinstance(exc, HarnessError):
         err = class_for_code("tool.execution_failed")(
             f"The tool failed ({type(exc).__name__}).", origin="tool"
@@ -379,7 +378,7 @@ def sampling_error(err: HarnessError, code: int | None = None) -> ErrorData:
     """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4)."""
     from mcp.types import ErrorData
 
-    err = plain(err)
+    err = err.problem
     if code is None:
         code = SAMPLING_DECLINED if err.code == "policy.approval_denied" else INTERNAL_ERROR
     error = to_jsonrpc(err, code)

@@ -79,9 +79,8 @@ _MAX_DEPTH: Final = 4
 
 def _harness(err: BaseException) -> HarnessError:
     """The plain harness view of ``err`` (``err.problem`` for a drop-in), or ``normalize(err)``."""
-    problem = getattr(err, "problem", err)
-    if isinstance(problem, HarnessError):
-        return problem
+    if isinstance(err, HarnessError):
+        return err.problem
     from .._facade import normalize
 
     return normalize(err)

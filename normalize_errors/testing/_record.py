@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import from_response, redact
-from .._patterns import RECORD_KEY_SHAPES
+from .._redact import holds_key
 
 __all__ = ["REQUEST_HEADERS", "RESPONSE_HEADERS", "SECRET_PARAMS", "record"]
 
@@ -79,12 +79,6 @@ _API_PATHS = (
     (":streamGenerateContent", "google", "models.generate_content_stream"),
     (":generateContent", "google", "models.generate_content"),
 )
-
-
-def _key_shaped(text: str) -> bool:
-    """Whether ``text`` holds a key-shaped string, read in overlapping windows of 64 KiB."""
-    pattern, step = RECORD_KEY_SHAPES.compiled(), 65536 - 256  # no key shape is over 256 long
-    return any(pattern.search(text[i : i + 65536]) for i in range(0, max(len(text), 1), step))
 
 
 def _allowed(name: str, allowlist: tuple[str, ...]) -> bool:
@@ -222,7 +216,7 @@ def record(out: str | Path, *, name: str | None = None) -> Iterator[list[Path]]:
         meta = _metadata(item, stem, today)
         cassette = {"metadata": meta, "interactions": [item], "version": 1}
         text = yaml.safe_dump(cassette, sort_keys=False, allow_unicode=True, width=100)
-        if _key_shaped(text):
+        if holds_key(text):
             raise ValueError(f"{stem}: the cassette would hold a key-shaped text; nothing written")
         texts.append((Path(out) / meta["provider"] / f"{stem}.yaml", text))
     for path, text in texts:
