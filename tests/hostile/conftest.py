@@ -3,14 +3,16 @@
 ``pytest tests/hostile`` runs the CI profile (a few hundred inputs per property);
 ``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs 5000 and
 ``HYPOTHESIS_PROFILE=hostile-100k pytest tests/hostile`` 100,000 per property (hours on two
-cores). Either way the run ends with the number of inputs tried and the slowest single call,
-per function. ``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
+cores; ``kill -INT`` stops such a run early, with its summary). Either way the run ends with
+the number of inputs tried and the slowest single call, per function.
+``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,6 +39,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+if os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci":
+    # A long run is best started in the background, where a non-interactive shell starts it
+    # with SIGINT ignored: restore it, so `kill -INT PID` stops the run early and pytest still
+    # prints the summary below (the inputs tried so far per function).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 HANG: float = 1.0
 """A call slower than this is a hang (a pathological pattern), not a slow machine."""
