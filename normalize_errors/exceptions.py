@@ -59,10 +59,27 @@ from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-    from typing import Any, ClassVar, Final, TypedDict, TypeVar
+    from collections.abc import Iterable, Mapping
+    from typing import Any, ClassVar, Final, Protocol, TypedDict, TypeVar
 
     from ._registry import Advice, Origin
+
+    class Pending(Protocol):
+        """What an adapter leaves for first use: the hints and ``upstream`` of one failure.
+
+        Reading the response headers for ``retry_after``, the request for ``attempts``, the
+        message for ``limit``, and redacting every vendor text for ``upstream`` is most of the
+        work of ``normalize()``; most callers read only ``code``, ``retryable`` and ``advice``.
+        So an adapter hands its facts over as a ``Pending`` and the error asks it once, on the
+        first read of any of these members (and before it is copied, compared or pickled).
+        """
+
+        def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
+            """``retry_after``, ``attempts`` and ``limit`` for an error of ``code``."""
+
+        def upstream(self) -> Mapping[str, Any]:
+            """The ``upstream`` member."""
+
 
 __all__ = [
     "ApprovalDeniedError",
@@ -200,6 +217,7 @@ class HarnessError(Exception):
     """The harness error code, such as ``upstream.rate_limited``."""
     _fixed_code: ClassVar[str | None] = None
     _category: ClassVar[str | None] = None
+    _pending: Pending | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -256,14 +274,13 @@ class HarnessError(Exception):
         self._retryable = retryable
         self._model_recoverable = model_recoverable
         self._model_feedback = None if model_feedback is None else _text(model_feedback)
-        self.retry_after = None if retry_after is None else float(retry_after)
-        self.attempts = attempts
+        self._retry_after = None if retry_after is None else float(retry_after)
+        self._attempts = attempts
         self.max_attempts = max_attempts
         self._limit: Limit | None = None if limit is None else _data(limit)
         self._location: Location | None = None if location is None else _location(location)
-        self._upstream: dict[str, Any] | Deferred | None = (
-            None if upstream is None else _data(upstream)
-        )
+        self._upstream: dict[str, Any] | None = None if upstream is None else _data(upstream)
+        self._pending: Pending | None = None
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
         self.untrusted = untrusted
@@ -339,12 +356,42 @@ class HarnessError(Exception):
         self._model_feedback = None if value is None else _text(value)
 
     @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before the same call may succeed, when the upstream says so."""
+        if self._pending is not None:
+            self._settle()
+        return self._retry_after
+
+    @retry_after.setter
+    def retry_after(self, value: float | None) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._retry_after = None if value is None else float(value)
+
+    @property
+    def attempts(self) -> int | None:
+        """Attempts made, the SDK's own retries included, when known."""
+        if self._pending is not None:
+            self._settle()
+        return self._attempts
+
+    @attempts.setter
+    def attempts(self, value: int | None) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._attempts = value
+
+    @property
     def limit(self) -> Limit | None:
         """The exceeded limit: ``name``, ``value``, ``observed``, ``unit``."""
+        if self._pending is not None:
+            self._settle()
         return self._limit
 
     @limit.setter
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
+        if self._pending is not None:
+            self._settle()
         self._limit = None if value is None else _data(value)
 
     @property
@@ -359,16 +406,47 @@ class HarnessError(Exception):
     @property
     def upstream(self) -> dict[str, Any]:
         """What the upstream component said (redacted, size-bounded); empty if nothing."""
+        if self._pending is not None:
+            self._settle()
         value = self._upstream
         if value is None:
             value = self._upstream = {}
-        elif isinstance(value, Deferred):  # built by an adapter, read on first use
-            value = self._upstream = value.settle()
         return value
 
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
+        if self._pending is not None:
+            self._settle()
         self._upstream = None if value is None else _data(value)
+
+    def _settle(self) -> None:
+        """Fill the members the adapter left to first use (see ``Pending``); never raises.
+
+        Members set explicitly (in the constructor or since) keep their values. A vendor
+        object that breaks while it is read (a ``__float__`` or ``__getattr__`` that raises)
+        gives an ``upstream`` of ``{"unreadable": ...}`` naming the exception type instead.
+        """
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        try:
+            wait, attempts, limit = pending.hints(self.code)
+            if self._retry_after is None and wait is not None and _finite_wait(wait):
+                self._retry_after = float(wait)
+            if self._attempts is None:
+                self._attempts = attempts
+            if self._limit is None and limit is not None:
+                self._limit = _data(limit)
+        except Exception:  # a hint that cannot be read is left out
+            pass
+        if self._upstream is None:
+            try:
+                self._upstream = _data(pending.upstream())
+            except Exception as bug:
+                self._upstream = {
+                    "unreadable": "normalize-errors could not read the facts "
+                    f"({type(bug).__name__})"
+                }
 
     @property
     def causes(self) -> list[HarnessError]:
@@ -469,8 +547,8 @@ class HarnessError(Exception):
             out["attempts"] = self.attempts
         if self.max_attempts is not None:
             out["max_attempts"] = self.max_attempts
-        if self._limit is not None:
-            out["limit"] = dict(self._limit)
+        if self.limit is not None:
+            out["limit"] = dict(self.limit)
         if self._location is not None:
             out["location"] = dict(self._location)
         upstream = self.upstream
@@ -539,7 +617,7 @@ class HarnessError(Exception):
             if value is not None:
                 parts.append(f"{name}={value!r}")
         for name in ("limit", "location"):
-            value = getattr(self, "_" + name)
+            value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value!r}")
         if self.upstream:
@@ -579,38 +657,6 @@ class HarnessError(Exception):
         new.__dict__.update(self.__dict__)
         new.args = self.args
         return new
-
-
-class Deferred:
-    """A member computed on first use: ``Deferred(func, arg)()`` is ``func(arg)``.
-
-    Adapters defer ``upstream`` this way: building it (redacting every vendor text, keeping
-    the rate-limit headers) is most of the work of ``normalize()``, and most callers only
-    read ``code``, ``retryable`` and ``retry_after``.
-    """
-
-    __slots__ = ("arg", "func")
-
-    def __init__(self, func: Callable[[Any], dict[str, Any]], arg: Any) -> None:
-        self.func = func
-        self.arg = arg
-
-    def __call__(self) -> dict[str, Any]:
-        return self.func(self.arg)
-
-    def settle(self) -> dict[str, Any]:
-        """The member, JSON-safe; never raises (normalizers never raise, nor do their errors).
-
-        A vendor object that breaks while it is read (a ``__float__`` or ``__getattr__``
-        that raises) gives ``{"unreadable": ...}`` naming the exception type instead.
-        """
-        try:
-            built: dict[str, Any] = _data(self())
-            return built
-        except Exception as bug:
-            return {
-                "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
-            }
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -1015,12 +1061,13 @@ _STATE: Final = frozenset(
         "_retryable",
         "_model_recoverable",
         "_model_feedback",
-        "retry_after",
-        "attempts",
+        "_retry_after",
+        "_attempts",
         "max_attempts",
         "_limit",
         "_location",
         "_upstream",
+        "_pending",
         "_causes",
         "_extensions",
         "untrusted",
@@ -1031,7 +1078,7 @@ _STATE: Final = frozenset(
 
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
-    err.upstream  # noqa: B018 - resolve a deferred upstream member before copying
+    err._settle()  # the members left to first use, before copying
     state: dict[str, Any] = {}
     for key, value in err.__dict__.items():
         if key in _STATE or isinstance(value, HarnessError):

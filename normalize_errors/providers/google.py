@@ -65,7 +65,8 @@ from typing import Any, Final
 
 from .._patterns import GOOGLE_CANONICAL, GOOGLE_DAILY, GOOGLE_FUNCTION, MAX_MESSAGE
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_COUNT,
+    CONTEXT_COUNT_WORDS,
     Facts,
     Rule,
     StopRow,
@@ -80,7 +81,6 @@ from .._signals import (
     body_text,
     field,
     integer,
-    lower_headers,
     parse_body,
     parse_duration,
     sequence,
@@ -178,7 +178,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the API key is not valid or expired (a body without its "
         "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
         retryable=False,
-        message=r"api key not valid|api key expired|api_key_invalid|invalid api key",
+        words=("api key not valid", "api key expired", "api_key_invalid", "invalid api key"),
     ),
     _quota_rule(
         "upstream.rate_limited",
@@ -192,6 +192,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "quota at all for this project",
         retryable=False,
         ids=_RATE_IDS,
+        words=("limit: 0",),
         message=r"\blimit: 0\b",
     ),
     rule(
@@ -208,7 +209,12 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the quota is exceeded or the resource exhausted (a body without "
         "its status, or a Live API close reason)",
         retryable=True,
-        message=r"exceeded your current quota|quota exceeded|resource (?:has been )?exhausted",
+        words=(
+            "exceeded your current quota",
+            "quota exceeded",
+            "resource exhausted",
+            "resource has been exhausted",
+        ),
     ),
     rule(
         "upstream.authentication_failed",
@@ -230,14 +236,15 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the input is over the context window: 'The input token count "
         "(N) exceeds the maximum number of tokens allowed (M)' (limit from N and M)",
         retryable=False,
-        message=CONTEXT_WORDING,
+        words=CONTEXT_COUNT_WORDS,
+        message=CONTEXT_COUNT,
     ),
     rule(
         "context.window_exceeded",
         "'Request payload size exceeds the limit': the request is larger than the API "
         "accepts; shrink it",
         retryable=False,
-        message=r"payload size exceeds the limit",
+        words=("payload size exceeds the limit",),
     ),
     rule(
         "upstream.overloaded",
@@ -250,7 +257,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "upstream.overloaded",
         "the message says the model is overloaded",
         retryable=True,
-        message=r"overloaded",
+        words=("overloaded",),
     ),
     rule(
         "upstream.unavailable",
@@ -453,7 +460,7 @@ def _looks_html(text: str) -> bool:
 
 def _facts(
     status: int | None,
-    headers: dict[str, str],
+    headers: Any,
     body: Any,
     text: str,
     *,
@@ -480,24 +487,18 @@ def _facts(
         vendor_code=found.get("vendor_code"),
         vendor_type=found.get("vendor_type"),
         ids=found.get("ids", ()),
-        request_id=headers.get("x-request-id") or headers.get("x-goog-request-id"),
+        id_headers=("x-request-id", "x-goog-request-id"),
         exception=exception,
         in_stream=in_stream,
+        wait=parse_duration(found.get("extra", {}).get("retry_delay")),
         extra=found.get("extra"),
     )
 
 
 def _decide(facts: Facts) -> HarnessError:
-    """Classify ``facts`` with ``TABLE`` and set ``retry_after`` the Google way."""
+    """Classify ``facts`` with ``TABLE`` and build the error."""
     code, retryable = classify(TABLE, facts)
-    err = build(code, retryable, facts)
-    if not retryable:
-        err.retry_after = None
-    else:
-        delay = parse_duration(facts.extra.get("retry_delay"))
-        if delay is not None:
-            err.retry_after = delay
-    return err
+    return build(code, retryable, facts)
 
 
 def looks_like(body: Any) -> bool:
@@ -529,9 +530,8 @@ def _looks_like(body: Any) -> bool:
 
 
 def _from_response(status: Any, headers: Any, body: Any) -> HarnessError:
-    low = lower_headers(headers)
     parsed = parse_body(body)
-    facts = _facts(integer(status), low, parsed, body_text(body))
+    facts = _facts(integer(status), headers, parsed, body_text(body))
     return _decide(facts)
 
 
@@ -563,8 +563,8 @@ def _response_status(response: Any) -> int | None:
     return integer(field(response, "status_code")) or integer(field(response, "status"))
 
 
-def _headers_of(response: Any) -> dict[str, str]:
-    return lower_headers(field(response, "headers")) if response is not None else {}
+def _headers_of(response: Any) -> Any:
+    return field(response, "headers") if response is not None else None
 
 
 _FUNCTION: Final = GOOGLE_FUNCTION.compiled()
@@ -593,10 +593,9 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
             "status": field(exc, "status"),
         }
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
-    err = _decide(facts)
     if in_stream:
-        err.upstream = {**err.upstream, "status": http}
-    return err
+        facts.extra = {**facts.extra, "status": http}  # the stream's own status
+    return _decide(facts)
 
 
 def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
@@ -1012,7 +1011,7 @@ def _error_chunk(chunk: Mapping[str, Any]) -> HarnessError:
     The body's ``code`` decides like a status, but is not reported as one: the HTTP
     status of a stream that delivered chunks was a success.
     """
-    err = _decide(_facts(None, {}, dict(chunk), "", in_stream=True))
+    err = _decide(_facts(None, None, dict(chunk), "", in_stream=True))
     err.upstream = {k: v for k, v in err.upstream.items() if k != "status"}
     return err
 

@@ -83,14 +83,14 @@ TABLE: Final[tuple[Rule, ...]] = (
         "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
         "pending or active requests)",
         retryable=True,
-        message=r"reset reason: overflow",
+        words=("reset reason: overflow",),
     ),
     rule(
         "upstream.unavailable",
         "Envoy's 'upstream connect error or disconnect/reset before headers' (the server "
         "behind it refused, reset or timed out)",
         retryable=True,
-        message=r"upstream connect error|disconnect/reset before headers",
+        words=("upstream connect error", "disconnect/reset before headers"),
     ),
     rule(
         "upstream.unavailable",

@@ -661,7 +661,7 @@ ROWS = [
         ),
         "upstream.rate_limited",
         False,
-        None,
+        20.0,  # a wait the provider states is reported, though waiting it out cannot help
     ),
     (
         429,
@@ -692,7 +692,7 @@ ROWS = [
         ),
         "upstream.rate_limited",
         False,
-        None,
+        38.96,  # reported as stated; `retryable` says waiting cannot help
     ),
     (429, b"<html><title>Too Many Requests</title></html>", "upstream.rate_limited", True, None),
     (
