@@ -47,6 +47,7 @@ __all__ = [
     "class_entry",
     "classify",
     "context_limit",
+    "first_match",
     "offered_names",
     "retry_hint",
     "stop_error",
@@ -348,21 +349,86 @@ def attempts_of(exc: BaseException) -> int | None:
     return None if count is None else count + 1
 
 
+class _Index:
+    """Where the rows of one table can match: by HTTP status, by vendor id, or anywhere.
+
+    ``candidates`` answers, for a status and a set of vendor ids, which rows can match at
+    all, in table order; answers are kept (a few hundred at most), since a provider sends
+    the same few combinations again and again.
+    """
+
+    __slots__ = ("anywhere", "by_id", "by_status", "known", "rows")
+
+    def __init__(self, rows: tuple[Rule, ...]) -> None:
+        self.rows = rows
+        self.anywhere: set[int] = set()
+        self.by_status: dict[int, set[int]] = {}
+        self.by_id: dict[str, set[int]] = {}
+        for number, row in enumerate(rows):
+            if row.ids:
+                for name in row.ids:
+                    self.by_id.setdefault(name, set()).add(number)
+            elif row.status:
+                for status in row.status:
+                    self.by_status.setdefault(status, set()).add(number)
+            else:
+                self.anywhere.add(number)
+        self.known: dict[tuple[int | None, frozenset[str]], tuple[Rule, ...]] = {}
+
+    def candidates(self, status: int | None, ids: frozenset[str]) -> tuple[Rule, ...]:
+        """The rows that can match a failure with ``status`` and ``ids``, in table order."""
+        key = (status, ids)
+        found = self.known.get(key)
+        if found is None:
+            numbers = set(self.anywhere)
+            if status is not None:
+                numbers.update(self.by_status.get(status, ()))
+            for name in ids:
+                numbers.update(self.by_id.get(name, ()))
+            found = tuple(self.rows[n] for n in sorted(numbers))
+            if len(self.known) >= 512:
+                self.known.clear()  # hostile input: ids that never repeat
+            self.known[key] = found
+        return found
+
+
+_INDEXES: dict[int, _Index] = {}
+
+
+def first_match(rows: tuple[Rule, ...], facts: Facts) -> Rule | None:
+    """The first row of ``rows`` whose conditions all hold for ``facts``, or ``None``.
+
+    The rows that can match are found with dictionaries first (by the HTTP status and by
+    each vendor id), so only those are tried, in table order, and a row's words and
+    pattern run only when its status and ids already hold.
+    """
+    index = _INDEXES.get(id(rows))
+    if index is None or index.rows is not rows:  # a table seen for the first time
+        if len(_INDEXES) >= 64:
+            _INDEXES.clear()  # tables made on the fly: keep the cache small
+        index = _INDEXES[id(rows)] = _Index(rows)
+    for row in index.candidates(facts.status, facts.ids):
+        if row.matches(facts):
+            return row
+    return None
+
+
 def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
     """
     added = extra_rules(facts.provider)
-    for row in (*added, *table) if added else table:
-        if row.matches(facts):
-            if row.retryable is not None:
-                return row.code, row.retryable
-            by_status, retryable = status_code(facts.status)
-            if by_status == row.code:
-                return row.code, retryable
-            return row.code, code_info(row.code).retryable
-    return status_code(facts.status)
+    rows = table if isinstance(table, tuple) else tuple(table)
+    row = (first_match(added, facts) if added else None) or first_match(rows, facts)
+    if row is None:
+        return status_code(facts.status)
+    if row.retryable is not None:
+        return row.code, row.retryable
+    by_status, retryable = status_code(facts.status)
+    if by_status == row.code:
+        return row.code, retryable
+    return row.code, code_info(row.code).retryable
 
 
 # -- wording shared by providers and OpenAI-compatible servers ------------------------------

@@ -98,7 +98,6 @@ __all__ = [
     "TABLE",
     "diagnose",
     "diagnose_stream",
-    "entry_for",
     "from_response",
     "looks_like",
     "normalize",
@@ -542,8 +541,22 @@ def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def entry_for(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
-    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any."""
+_ENTRIES: dict[type, tuple[str, tuple[str, bool] | None] | None] = {}
+
+
+def _entry(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
+    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any.
+
+    Decided once per class.
+    """
+    try:
+        return _ENTRIES[cls]
+    except KeyError:
+        found = _ENTRIES[cls] = _lookup(cls)
+        return found
+
+
+def _lookup(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
     mro = cls.__mro__
     interactions = any(base.__name__ == _INTERACTIONS_ROOT for base in mro)
     for base in mro:
@@ -708,7 +721,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
 def _normalize(exc: BaseException) -> HarnessError | None:
     if type(exc) is TypeError:
         return _sdk_type_error(exc)
-    entry = entry_for(type(exc))
+    entry = _entry(type(exc))
     if entry is None:
         return None
     name, fixed = entry
