@@ -33,7 +33,7 @@ from ._signals import (
     stainless_retry_count,
     status_code,
 )
-from .exceptions import HarnessError, class_for_code
+from .exceptions import HarnessError
 
 __all__ = [
     "CONTEXT_COUNT",
@@ -220,6 +220,10 @@ class Facts:
     def upstream(self) -> dict[str, Any]:
         """The ``upstream`` member (see ``upstream_of``)."""
         return upstream_of(self)
+
+    def detail(self) -> str:
+        """The ``detail`` member (see ``detail_of``)."""
+        return detail_of(self)
 
 
 class Rule(NamedTuple):
@@ -603,17 +607,15 @@ def build(
     location: Mapping[str, Any] | None = None,
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
-    err = class_for_code(code)(
-        detail if detail is not None else detail_of(facts),
-        code=code,
-        retryable=retryable,
-        model_recoverable=code_info(code).model_recoverable,
+    return HarnessError._decided(
+        code,
+        retryable,
+        facts,  # detail, retry_after, attempts, limit and upstream: read on first use
+        detail=detail,
         model_feedback=model_feedback,
         limit=limit,
         location=location,
     )
-    err._pending = facts  # retry_after, attempts, limit and upstream: read on first use
-    return err
 
 
 def stop_error(

@@ -80,6 +80,9 @@ if TYPE_CHECKING:
         def upstream(self) -> Mapping[str, Any]:
             """The ``upstream`` member."""
 
+        def detail(self) -> str | None:
+            """The ``detail`` member, before redaction."""
+
 
 __all__ = [
     "ApprovalDeniedError",
@@ -218,6 +221,7 @@ class HarnessError(Exception):
     _fixed_code: ClassVar[str | None] = None
     _category: ClassVar[str | None] = None
     _pending: Pending | None = None
+    _unread: Pending | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -291,6 +295,73 @@ class HarnessError(Exception):
         """The stream chunks received before a stream failed, when there are any."""
         super().__init__(*(() if self._detail is None else (self._detail,)))
 
+    @classmethod
+    def _decided(
+        cls,
+        code: str,
+        retryable: bool,
+        pending: Pending,
+        *,
+        detail: str | None = None,
+        model_feedback: str | None = None,
+        limit: Mapping[str, Any] | None = None,
+        location: Mapping[str, Any] | None = None,
+    ) -> HarnessError:
+        """An adapter's error: ``code`` and ``retryable`` decided, the rest from ``pending``.
+
+        The same error as ``class_for_code(code)(detail, code=code, retryable=retryable,
+        model_recoverable=<the registry's>, ...)`` whose ``retry_after``, ``attempts``,
+        ``upstream`` (and ``detail`` and ``limit`` when not given) are read from
+        ``pending`` on first use. It skips the checks the constructor runs on a caller's
+        values: ``code`` is one the library chose.
+        """
+        klass = class_for_code(code)
+        err = klass.__new__(klass)
+        members = err.__dict__
+        members.update(_template(code))
+        members["_retryable"] = retryable
+        members["_causes"] = []
+        members["_extensions"] = {}
+        members["_pending"] = pending
+        if detail is None:
+            members["_unread"] = pending
+        else:
+            members["_detail"] = _text(detail)
+            _ARGS.__set__(err, (members["_detail"],))
+        if model_feedback is not None:
+            members["_model_feedback"] = _text(model_feedback)
+        if limit is not None:
+            members["_limit"] = _data(limit)
+        if location is not None:
+            members["_location"] = _location(location)
+        return err
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """``(detail,)``, as ``Exception`` keeps it."""
+        if self._unread is not None:
+            self._read_detail()
+        found: tuple[Any, ...] = _ARGS.__get__(self)
+        return found
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        if self._unread is not None:
+            self._read_detail()
+        _ARGS.__set__(self, value)
+
+    def _read_detail(self) -> None:
+        """Fill ``detail`` from the adapter's facts (see ``_decided``); never raises."""
+        pending, self._unread = self._unread, None
+        if pending is None:
+            return
+        try:
+            text = pending.detail()
+        except Exception:  # a vendor object that breaks while it is read
+            text = None
+        self._detail = None if not text else _text(text)
+        _ARGS.__set__(self, () if self._detail is None else (self._detail,))
+
     # -- members with an explicit value and an effective one -----------------------------
 
     @property
@@ -310,10 +381,13 @@ class HarnessError(Exception):
     @property
     def detail(self) -> str | None:
         """What happened this time, for people (redacted)."""
+        if self._unread is not None:
+            self._read_detail()
         return self._detail
 
     @detail.setter
     def detail(self, value: str | None) -> None:
+        self._unread = None
         self._detail = None if value is None else _text(value)
         self.args = () if self._detail is None else (self._detail,)
 
@@ -527,8 +601,9 @@ class HarnessError(Exception):
             out["title"] = self._title
         if self.status is not None:
             out["status"] = self.status
-        if self._detail is not None:
-            out["detail"] = self._detail
+        detail = self.detail
+        if detail is not None:
+            out["detail"] = detail
         if self.instance is not None:
             out["instance"] = self.instance
         out["code"] = self.code
@@ -602,10 +677,11 @@ class HarnessError(Exception):
     # -- Python behaviour -------------------------------------------------------------------
 
     def __str__(self) -> str:
-        return f"{self.code}: {self._detail if self._detail is not None else self.title}"
+        detail = self.detail
+        return f"{self.code}: {detail if detail is not None else self.title}"
 
     def __repr__(self) -> str:
-        parts = [repr(self._detail)] if self._detail is not None else []
+        parts = [repr(self.detail)] if self.detail is not None else []
         if self._fixed_code is None:
             parts.append(f"code={self.code!r}")
         for name in ("retryable", "model_recoverable"):
@@ -633,7 +709,7 @@ class HarnessError(Exception):
         return self.to_dict() == other.to_dict() and self.untrusted == other.untrusted
 
     def __hash__(self) -> int:
-        return hash((self.code, self._detail))
+        return hash((self.code, self.detail))
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = _pickle_state(self)
@@ -930,6 +1006,41 @@ _CODE_CLASSES: Final[dict[str, type[HarnessError]]] = {
 }
 
 
+_ARGS: Any = BaseException.__dict__["args"]
+"""``Exception``'s own ``args`` slot, under ``HarnessError.args``."""
+
+_TEMPLATES: dict[str, dict[str, Any]] = {}
+
+
+def _template(code: str) -> dict[str, Any]:
+    """The members of a new error of ``code`` as ``HarnessError._decided`` starts it."""
+    found = _TEMPLATES.get(code)
+    if found is None:
+        info = code_info(code)
+        found = _TEMPLATES[code] = {
+            "code": code,
+            "_info": info,
+            "_type": IANA_TYPE,
+            "_title": info.title,
+            "status": None,
+            "_detail": None,
+            "instance": None,
+            "_origin": info.origin,
+            "_model_recoverable": info.model_recoverable,
+            "_model_feedback": None,
+            "_retry_after": None,
+            "_attempts": None,
+            "max_attempts": None,
+            "_limit": None,
+            "_location": None,
+            "_upstream": None,
+            "untrusted": False,
+            "result": None,
+            "chunks": None,
+        }
+    return found
+
+
 def class_for_code(code: str) -> type[HarnessError]:
     """The class of ``code``: its own, else its category's, else ``HarnessError``."""
     cls = _CODE_CLASSES.get(code)
@@ -1068,6 +1179,7 @@ _STATE: Final = frozenset(
         "_location",
         "_upstream",
         "_pending",
+        "_unread",
         "_causes",
         "_extensions",
         "untrusted",
@@ -1079,6 +1191,7 @@ _STATE: Final = frozenset(
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
     err._settle()  # the members left to first use, before copying
+    err._read_detail()
     state: dict[str, Any] = {}
     for key, value in err.__dict__.items():
         if key in _STATE or isinstance(value, HarnessError):
