@@ -133,7 +133,6 @@ def pydantic_ai_mapper() -> Callable[[BaseException, str], str | None] | None:
             return type(raised).__name__
         except BaseException as other:  # its answer for what it leaves alone
             return type(other).__name__
-        return "(nothing raised)"
 
     return mapped
 

@@ -136,6 +136,9 @@ class Left:
     def upstream(self) -> dict[str, Any]:
         return dict(self.built())
 
+    def detail(self) -> str:
+        return "x"
+
 
 def broken() -> dict[str, Any]:
     """An upstream builder reading a hostile value."""

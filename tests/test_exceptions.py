@@ -233,9 +233,11 @@ def test_members_read_on_first_use_read_as_if_set_at_once() -> None:
 
     err = normalize(_replayed("openai", "rate_limit_tpm_429"))
     assert err.args == (err.detail,)
-    assert err.detail and "Rate limit reached" in err.detail
+    assert err.detail
+    assert "Rate limit reached" in err.detail
     assert str(err) == f"upstream.rate_limited: {err.detail}"
-    assert err.retry_after is not None and err.retry_after > 0
+    assert err.retry_after is not None
+    assert err.retry_after > 0
     assert err.upstream["status"] == 429
     again = HarnessError.from_dict(err.to_dict())
     assert again.to_dict() == err.to_dict()
