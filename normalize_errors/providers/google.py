@@ -453,8 +453,11 @@ def _read(error: Any, found: dict[str, Any]) -> None:
 
 
 def _looks_html(text: str) -> bool:
-    head = text.lstrip()[:256].lower()
-    return head.startswith("<") and ("html" in head or "<head" in head or "<body" in head)
+    head = text.lstrip()[:256]
+    if not head.startswith("<"):
+        return False
+    head = head.lower()
+    return "html" in head or "<head" in head or "<body" in head
 
 
 def _facts(
@@ -468,6 +471,7 @@ def _facts(
 ) -> Facts:
     found: dict[str, Any] = {}
     _read(_inner(body), found)
+    extra: dict[str, Any] = found.get("extra", {})
     message = found.get("message")
     if isinstance(message, str) and _looks_html(message):
         # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
@@ -489,8 +493,8 @@ def _facts(
         id_headers=("x-request-id", "x-goog-request-id"),
         exception=exception,
         in_stream=in_stream,
-        wait=parse_duration(found.get("extra", {}).get("retry_delay")),
-        extra=found.get("extra"),
+        wait=parse_duration(extra.get("retry_delay")) if "retry_delay" in extra else None,
+        extra=extra,
     )
 
 
