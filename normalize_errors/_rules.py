@@ -42,6 +42,7 @@ __all__ = [
     "Facts",
     "Rule",
     "StopRow",
+    "add_upstream",
     "attempts_of",
     "build",
     "class_entry",
@@ -616,6 +617,19 @@ def build(
         limit=limit,
         location=location,
     )
+
+
+def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
+    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name).
+
+    On an error whose facts are not read yet, they join the facts, so nothing is read
+    before it is needed.
+    """
+    pending = err._pending
+    if isinstance(pending, Facts):
+        pending.extra = {**pending.extra, **members}
+    else:
+        err.upstream = {**err.upstream, **members}
 
 
 def stop_error(

@@ -30,6 +30,7 @@ from .._rules import (
     Facts,
     Rule,
     StopRow,
+    add_upstream,
     build,
     classify,
     offered_names,
@@ -348,7 +349,7 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
         completion = field(exc, "completion")
         found = diagnose(completion, None) if completion is not None else None
         if found is not None:
-            found.upstream = {**found.upstream, "exception": facts.exception}
+            add_upstream(found, {"exception": facts.exception})
             return found
     if name == "APIError" and facts.status is None:
         facts.in_stream = True  # an {"error": ...} event inside a stream: no status
