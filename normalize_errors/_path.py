@@ -28,7 +28,15 @@ from ._rules import Facts, Rule, build, class_entry, classify
 from ._signals import body_text, field, integer, parse_body, short
 from .exceptions import HarnessError
 
-__all__ = ["SDK", "facts_of", "message_of", "qualname", "read_exception"]
+__all__ = [
+    "SDK",
+    "facts_of",
+    "fixed_error",
+    "message_of",
+    "note_cause",
+    "qualname",
+    "read_exception",
+]
 
 BodyReader = Callable[[Any, dict[str, Any]], None]
 """Fills a dict from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
@@ -37,6 +45,8 @@ BodyReader = Callable[[Any, dict[str, Any]], None]
 _CONNECTION_CODES: Mapping[str, str] = {
     "APITimeoutError": "timeout",
     "APIConnectionError": "connection_error",
+    "ContinuationTimeoutError": "timeout",  # google-genai
+    "NoResponseError": "connection_error",  # google-genai's generated client
 }
 """The vendor code given to the SDKs' timeout and connection classes, which carry none."""
 
@@ -151,13 +161,30 @@ def read_exception(
     if fixed is None:
         code, retryable = classify(sdk.table, facts)
         return build(code, retryable, facts)
+    return fixed_error(name, fixed, exc, facts)
+
+
+def fixed_error(
+    name: str, fixed: tuple[str, bool], exc: BaseException, facts: Facts
+) -> HarnessError:
+    """The error of an exception class with a fixed code (``CLASSES[name]``).
+
+    The SDKs' timeout and connection classes get ``timeout`` or ``connection_error`` as
+    the vendor code; the exception's own message stands in when the body gave none; the
+    class of its ``__cause__`` (the transport's error) is kept in ``upstream.cause``.
+    """
     code, retryable = fixed
-    vendor_code = _CONNECTION_CODES.get(name)
+    vendor_code = _CONNECTION_CODES.get(name.rpartition(".")[2])
     if vendor_code is not None:
         facts.vendor_code = vendor_code
     if not facts.message:
         facts.message = message_of(exc)
+    note_cause(exc, facts)
+    return build(code, retryable, facts)
+
+
+def note_cause(exc: BaseException, facts: Facts) -> None:
+    """Keep the class of ``exc.__cause__`` (the transport's error, say) as ``upstream.cause``."""
     cause = exc.__cause__
     if cause is not None:
         facts.extra = {**facts.extra, "cause": f"{type(cause).__module__}.{type(cause).__name__}"}
-    return build(code, retryable, facts)

@@ -63,6 +63,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final
 
+from .._path import fixed_error, message_of, note_cause
 from .._patterns import GOOGLE_CANONICAL, GOOGLE_DAILY, GOOGLE_FUNCTION, MAX_MESSAGE
 from .._rules import (
     CONTEXT_COUNT,
@@ -736,29 +737,14 @@ def _normalize(exc: BaseException) -> HarnessError | None:
         return _interactions(exc, name, qualname)
     if fixed is None:
         return None
-    code, retryable = fixed
-    message = field(exc, "message")
-    if not isinstance(message, str):
-        args: Any = exc.args
-        message = args[0] if isinstance(args, tuple) and args and isinstance(args[0], str) else None
-    facts = Facts(NAME, message=message, exception=qualname)
-    cause = exc.__cause__
-    extra: dict[str, Any] = {}
-    if cause is not None:
-        extra["cause"] = _qualname(type(cause))
+    facts = Facts(NAME, message=message_of(exc), exception=qualname)
     if name == "ContinuationInterruptedError":
-        for attr in ("continuation_token", "interaction_id"):
-            value = field(exc, attr)
-            if isinstance(value, str):
-                extra[attr] = value
-    if name in ("interactions.APITimeoutError", "ContinuationTimeoutError"):
-        facts.vendor_code = "timeout"
-    elif name in ("interactions.APIConnectionError", "NoResponseError"):
-        facts.vendor_code = "connection_error"
-    facts.extra = extra
+        kept = {a: field(exc, a) for a in ("continuation_token", "interaction_id")}
+        facts.extra = {a: v for a, v in kept.items() if isinstance(v, str)}
     if name in ("UnknownFunctionCallArgumentError", "FunctionInvocationError"):
-        return _function_error(exc, code, facts)
-    return build(code, retryable, facts)
+        note_cause(exc, facts)
+        return _function_error(exc, fixed[0], facts)
+    return fixed_error(name, fixed, exc, facts)
 
 
 # -- results ------------------------------------------------------------------------------------
