@@ -60,9 +60,9 @@ from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any, ClassVar, Final, Protocol, TypedDict, TypeVar
+    from typing import Any, ClassVar, Final, Protocol, TypeVar
 
-    from ._registry import Advice, Origin
+    from ._types import Advice, Origin
 
     class Pending(Protocol):
         """What an adapter leaves for first use: the hints and ``upstream`` of one failure.
@@ -97,8 +97,6 @@ __all__ = [
     "HarnessFaultError",
     "HarnessInternalError",
     "InvalidToolArgumentsError",
-    "Limit",
-    "Location",
     "LoopError",
     "MalformedOutputError",
     "MaximumTurnsExceededError",
@@ -158,27 +156,9 @@ MEMBERS: Final = (
 
 
 if TYPE_CHECKING:
-
-    class Limit(TypedDict, total=False):
-        """The limit that was exceeded (draft section 4.9)."""
-
-        name: str
-        value: float
-        observed: float
-        unit: str
-
-    class Location(TypedDict, total=False):
-        """Where in the run the error happened (draft section 4.10)."""
-
-        run_id: str
-        turn: int
-        tool_name: str
-        tool_call_id: str
-        pointer: str
+    from ._types import Limit, Location
 
     _E = TypeVar("_E", bound="HarnessError")
-else:  # at run time both are plain dicts; type checkers see their members
-    Limit = Location = dict
 
 
 class ProblemFormatError(ValueError):
