@@ -9,6 +9,10 @@ chunks received. A failure propagates as the SDK raised it.
 ``prepare`` (optional) receives each client before the call, so callers can wrap it;
 ``client`` holds constructor options (``max_retries`` for openai and anthropic,
 ``http_options`` for google-genai) for scenarios where the SDK's own retries matter.
+
+``sdk`` names another vendor's SDK that speaks the provider's API: the native SDKs of
+OpenAI-compatible vendors (``SDKS``) make an ``"openai"`` scenario's chat call through their
+own client (``groq.Groq``, ``mistralai.Mistral``, ...).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["BASE_URLS", "CALLS", "acall", "call", "http_library"]
+__all__ = ["BASE_URLS", "CALLS", "SDKS", "acall", "call", "http_library"]
 
 BASE_URLS: Final = {
     "openai": "https://api.openai.com/v1",
@@ -45,6 +49,15 @@ _MODELS: Final = {
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
+
+SDKS: Final = {
+    "groq": ("groq", "Groq", "https://api.groq.com"),
+    "together": ("together", "Together", "https://api.together.ai"),
+    "cerebras": ("cerebras.cloud.sdk", "Cerebras", "https://api.cerebras.ai"),
+    "fireworks": ("fireworks", "Fireworks", "https://api.fireworks.ai"),
+    "mistralai": ("mistralai.client", "Mistral", "https://api.mistral.ai"),
+}
+"""Native SDKs of OpenAI-compatible vendors: sdk -> (module, client class, live API)."""
 
 Prepare = Callable[[Any], Any]
 
@@ -88,12 +101,22 @@ def _client(
     *,
     prepare: Prepare,
     options: dict[str, Any],
+    sdk: str | None = None,
 ) -> Any:
     key = api_key or DUMMY_KEYS.get(provider, "")
+    if sdk is not None:
+        module, name, live = SDKS[sdk]
+        cls = getattr(importlib.import_module(module), name)
+        if sdk == "mistralai":  # Speakeasy: no retries unless configured, server_url
+            return prepare(cls(api_key=key, server_url=base_url or live))
+        if mode == "async":
+            cls = getattr(importlib.import_module(module), "Async" + name)
+        settings = {"max_retries": 0, **options}
+        return prepare(cls(api_key=key, base_url=base_url or live, **settings))
     if provider in ("openai", "anthropic"):
-        sdk = importlib.import_module(provider)
+        package = importlib.import_module(provider)
         name = {"openai": "OpenAI", "anthropic": "Anthropic"}[provider]
-        cls = getattr(sdk, ("Async" + name) if mode == "async" else name)
+        cls = getattr(package, ("Async" + name) if mode == "async" else name)
         settings = {"max_retries": 0, **options}
         return prepare(cls(api_key=key, base_url=base_url or BASE_URLS[provider], **settings))
     if provider == "google":
@@ -117,20 +140,26 @@ def call(
     request: dict[str, Any] | None = None,
     client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
+    sdk: str | None = None,
 ) -> Any:
     """Make the scenario's call synchronously; return the result or the stream's chunks."""
     request = dict(request or {})
     if provider == "http":
         return _http_post(url or base_url or "", request, stream, "sync", prepare)
-    sdk = _client(provider, "sync", base_url, api_key, prepare=prepare, options=client or {})
+    made = _client(
+        provider, "sync", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
+    )
+    if sdk == "mistralai":
+        return _method(made, name)(**_kwargs(provider, name, False, request))
+    sdk_client = made
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(sdk, name)
+        method = _method(sdk_client, name)
         out = method(model=model, contents=contents, **request)
         return list(out) if name.endswith("_stream") else out
     kwargs = _kwargs(provider, name, stream, request)
-    out = _method(sdk, name)(**kwargs)
+    out = _method(sdk_client, name)(**kwargs)
     if stream:
         with out as events:
             return list(events)
@@ -148,22 +177,28 @@ async def acall(
     request: dict[str, Any] | None = None,
     client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
+    sdk: str | None = None,
 ) -> Any:
     """The asynchronous twin of ``call``, through the SDK's async client."""
     request = dict(request or {})
     if provider == "http":
         return await _ahttp_post(url or base_url or "", request, stream, prepare)
-    sdk = _client(provider, "async", base_url, api_key, prepare=prepare, options=client or {})
+    made = _client(
+        provider, "async", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
+    )
+    if sdk == "mistralai":  # one client, ``_async`` twins of its methods
+        return await _method(made, name + "_async")(**_kwargs(provider, name, False, request))
+    sdk_client = made
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(sdk.aio, name)
+        method = _method(sdk_client.aio, name)
         out = await method(model=model, contents=contents, **request)
         if name.endswith("_stream"):
             return [chunk async for chunk in out]
         return out
     kwargs = _kwargs(provider, name, stream, request)
-    out = await _method(sdk, name)(**kwargs)
+    out = await _method(sdk_client, name)(**kwargs)
     if stream:
         async with out as events:
             return [event async for event in events]
