@@ -83,6 +83,14 @@ _BILLING_IDS: Final = (
 
 TABLE: Final[tuple[Rule, ...]] = (
     rule(
+        "upstream.rate_limited",
+        'status 429 saying "Too many tokens, please wait before trying again" (Bedrock\'s '
+        "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
+        retryable=True,
+        status=[429],
+        message=r"too many (?:tokens|requests)",
+    ),
+    rule(
         "context.window_exceeded",
         'the message says the input is over the context window ("prompt is too long: N '
         'tokens > M maximum", "input length and `max_tokens` exceed context limit")',

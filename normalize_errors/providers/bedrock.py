@@ -97,6 +97,14 @@ TABLE: Final[tuple[Rule, ...]] = (
     ),
     rule(
         "upstream.rate_limited",
+        '`ThrottlingException` over a daily quota ("Too many tokens per day, please wait '
+        'before trying again"): waiting seconds does not lift it',
+        retryable=False,
+        ids=["throttlingexception"],
+        message=r"per day",
+    ),
+    rule(
+        "upstream.rate_limited",
         '`ThrottlingException` (429, "Too many requests/tokens, please wait before trying '
         'again"), also mid-stream',
         retryable=True,
@@ -169,6 +177,7 @@ CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
     "SSOTokenLoadError": ("upstream.authentication_failed", False),
     "NoAuthTokenError": ("upstream.authentication_failed", False),
     "ParamValidationError": ("upstream.invalid_request", False),
+    "UndefinedModelAttributeError": None,
     "BotoCoreError": None,
 }
 """botocore exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
@@ -176,8 +185,8 @@ CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
 The first class of the exception's MRO found here decides. ``ClientError`` covers the typed
 classes botocore makes at run time for each service error. ``ParamValidationError`` (the
 request failed botocore's own check of the parameters, before it was sent) is a wrong
-request. A bare ``BotoCoreError`` (a misconfiguration: no region, an unknown service) is
-left to ``harness.internal_error``.
+request. A bare ``BotoCoreError`` (a misconfiguration: no region, an unknown service) and
+``UndefinedModelAttributeError`` (a botocore data bug) are left to ``harness.internal_error``.
 """
 
 _CONNECTION: Final = frozenset(
@@ -282,7 +291,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
     if entry is None:
         return None
     name, fixed = entry
-    if name == "BotoCoreError":
+    if name in ("BotoCoreError", "UndefinedModelAttributeError"):
         return None
     qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
     extra: dict[str, Any] = {}
@@ -295,7 +304,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         vendor = None
         if name in _CONNECTION:
             vendor = "timeout" if "Timeout" in name else "connection_error"
-            endpoint = text_of(field(exc, "endpoint_url"))
+            endpoint = text_of(field(field(exc, "kwargs"), "endpoint_url"))
             if endpoint:
                 extra["endpoint"] = endpoint
         facts = _facts(None, {}, vendor, message, exception=qualname, extra=extra)
