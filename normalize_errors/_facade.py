@@ -381,6 +381,8 @@ def _result_provider(result: Any) -> str | None:
         return "openai"
     if field(result, "stop_reason") is not None or field(result, "type") == "message":
         return "anthropic"
+    if isinstance(result, dict) and "finish_reason" in result:
+        return "cohere"  # a top-level finish_reason: Cohere's chat (OpenAI's is in choices)
     return None
 
 

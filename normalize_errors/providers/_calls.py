@@ -27,6 +27,7 @@ BASE_URLS: Final = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
     "google": "https://generativelanguage.googleapis.com",
+    "cohere": "https://api.cohere.com",
 }
 """The live API of each provider; cassettes record their requests against these hosts."""
 
@@ -34,12 +35,14 @@ DUMMY_KEYS: Final = {
     "openai": "sk-test-replay",
     "anthropic": "sk-ant-test-replay",
     "google": "test-replay-key",
+    "cohere": "test-replay-key",
 }
 
 CALLS: Final = {
     "openai": ("chat.completions.create", "responses.create", "images.generate"),
     "anthropic": ("messages.create",),
     "google": ("models.generate_content", "models.generate_content_stream"),
+    "cohere": ("chat", "chat_stream"),
     "http": ("post",),
 }
 """The calls a scenario can name, per provider."""
@@ -48,6 +51,7 @@ _MODELS: Final = {
     "openai": "gpt-4o-mini",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
+    "cohere": "command-a-03-2025",
 }
 
 SDKS: Final = {
@@ -126,7 +130,29 @@ def _client(
         http_options = {"api_version": "v1beta", **({"base_url": base_url} if base_url else {})}
         http_options.update(options.get("http_options") or {})
         return prepare(genai.Client(api_key=key, http_options=http_options))
+    if provider == "cohere":
+        cohere = importlib.import_module("cohere")
+        httpx = importlib.import_module("httpx")  # cohere's own HTTP library
+        # an httpx client given explicitly: cohere's async client would otherwise take
+        # aiohttp when httpx-aiohttp is installed
+        if mode == "async":
+            cls, http_client = cohere.AsyncClientV2, httpx.AsyncClient(timeout=30)
+        else:
+            cls, http_client = cohere.ClientV2, httpx.Client(timeout=30)
+        url = base_url or BASE_URLS["cohere"]
+        return prepare(cls(api_key=key, base_url=url, httpx_client=http_client))
     raise ValueError(f"no SDK client for provider {provider!r}")
+
+
+def _cohere_kwargs(request: dict[str, Any]) -> dict[str, Any]:
+    """A Cohere v2 chat call's arguments, with the SDK's own retries off."""
+    kwargs: dict[str, Any] = {
+        "model": _MODELS["cohere"],
+        "messages": [{"role": "user", "content": "Hello"}],
+        "request_options": {"max_retries": 0},
+    }
+    kwargs.update(request)
+    return kwargs
 
 
 def call(
@@ -152,6 +178,9 @@ def call(
     if sdk == "mistralai":
         return _method(made, name)(**_kwargs(provider, name, False, request))
     sdk_client = made
+    if provider == "cohere":
+        out = _method(sdk_client, name)(**_cohere_kwargs(request))
+        return list(out) if name.endswith("_stream") else out
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
@@ -189,6 +218,10 @@ async def acall(
     if sdk == "mistralai":  # one client, ``_async`` twins of its methods
         return await _method(made, name + "_async")(**_kwargs(provider, name, False, request))
     sdk_client = made
+    if provider == "cohere":
+        if name.endswith("_stream"):
+            return [event async for event in _method(sdk_client, name)(**_cohere_kwargs(request))]
+        return await _method(sdk_client, name)(**_cohere_kwargs(request))
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")

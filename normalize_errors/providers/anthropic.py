@@ -88,7 +88,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
         retryable=True,
         status=[429],
-        message=r"too many (?:tokens|requests)",
+        message=r"please wait before trying again",
     ),
     rule(
         "context.window_exceeded",

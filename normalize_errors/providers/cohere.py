@@ -65,6 +65,14 @@ NAME: Final = "cohere"
 
 TABLE: Final[tuple[Rule, ...]] = (
     rule(
+        "upstream.invalid_request",
+        '"too many tokens: max tokens must be less than or equal to N, the maximum output for '
+        "this model\": `max_tokens` is over the model's output limit, not the input over the "
+        "context window",
+        retryable=False,
+        message=r"max tokens must be",
+    ),
+    rule(
         "context.window_exceeded",
         'the message says the input is over the context window ("too many tokens: total '
         'number of tokens in the prompt cannot exceed N - received M")',
@@ -78,6 +86,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         message=r"calls / month|per month|monthly limit",
     ),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
+    rule(
+        "upstream.rate_limited",
+        "status 402: the billing limit or a missing payment method; paying lifts it, waiting "
+        "does not",
+        retryable=False,
+        status=[402],
+    ),
     rule(
         "upstream.authentication_failed",
         "status 498 (Cohere's invalid token) or 401/403",
