@@ -15,23 +15,12 @@ import yaml
 
 from normalize_errors import HarnessError
 from normalize_errors._redact import KEY_SHAPES
-from normalize_errors.providers._calls import SDKS
-from normalize_errors.replay import Scenario, cassette_paths, load, run
+from normalize_errors.replay import cassette_paths, load, run
+
+from ..support import needed
 
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
-
-
-OPTIONAL: dict[str, str] = {"cohere": "cohere"}
-"""Providers whose SDK is installed only in some environments (see .ci/run)."""
-
-
-def needed(scenario: Scenario) -> None:
-    """Skip, naming the SDK, when the scenario's SDK is not installed in this environment."""
-    if scenario.sdk is not None:
-        pytest.importorskip(SDKS[scenario.sdk][0], reason=f"needs the {scenario.sdk} SDK")
-    elif scenario.provider in OPTIONAL:
-        pytest.importorskip(OPTIONAL[scenario.provider], reason=f"needs {scenario.provider}")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
