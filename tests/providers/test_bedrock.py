@@ -786,3 +786,16 @@ def test_anthropic_bedrock_client() -> None:
     assert first.upstream["provider"] == "anthropic"
     second = valid(normalize(raised(call)))
     assert second.code == "context.window_exceeded"
+
+
+def test_the_generating_methods_exist() -> None:
+    """The runtime-built client class has the methods GENERATING names; others are unchecked."""
+    from normalize_errors._wrap import GENERATING, generates
+
+    bedrock = client()
+    methods = GENERATING[("botocore.client", "BedrockRuntime")]
+    for method in methods:
+        assert callable(getattr(bedrock, method))
+        assert generates(bedrock, method)
+    assert not generates(bedrock, "invoke_model")  # its body is a stream only the caller reads
+    assert not generates(bedrock, "apply_guardrail")

@@ -227,3 +227,14 @@ async def test_wrap_of_an_async_client_v2() -> None:
     with pytest.raises(HarnessError) as failed:
         await wrapped.chat(model="m", messages=MESSAGES, request_options=NO_RETRIES)
     assert (failed.value.code, failed.value.retryable) == ("upstream.rate_limited", False)
+
+
+def test_the_generating_methods_exist() -> None:
+    from normalize_errors._wrap import generates
+
+    for cls in (cohere.ClientV2, cohere.AsyncClientV2):
+        owner: Any = object.__new__(cls)
+        for method in ("chat", "chat_stream"):
+            assert callable(getattr(cls, method))
+            assert generates(owner, method)
+        assert not generates(owner, "embed")

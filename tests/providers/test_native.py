@@ -214,3 +214,30 @@ def test_wrap_of_a_mistral_client() -> None:
     errors = importlib.import_module("mistralai.client.errors")
     assert isinstance(err, errors.SDKError)  # except mistralai's class still catches it
     assert err.problem.upstream["code"] == "1300"
+
+
+def test_the_generating_methods_exist() -> None:
+    """Every GENERATING entry of these SDKs names real methods, sync and async, and no other
+    method of the resource is checked."""
+    from normalize_errors._wrap import GENERATING, generates
+
+    checked = 0
+    for (package, klass), methods in GENERATING.items():
+        root = package.partition(".")[0]
+        if root not in ("groq", "together", "cerebras", "fireworks", "mistralai"):
+            continue
+        try:
+            module = importlib.import_module(package)
+        except ImportError:  # fireworks-ai lives in its own environment
+            continue
+        for name in (klass, "Async" + klass):
+            cls = getattr(module, name, None)
+            if cls is None:
+                continue
+            owner: Any = object.__new__(cls)
+            for method in methods:
+                assert callable(getattr(cls, method)), (cls, method)
+                assert generates(owner, method)
+                checked += 1
+            assert not generates(owner, "with_raw_response")
+    assert checked >= 9
