@@ -381,8 +381,10 @@ def _result_provider(result: Any) -> str | None:
         return "openai"
     if field(result, "stop_reason") is not None or field(result, "type") == "message":
         return "anthropic"
-    if isinstance(result, dict) and "finish_reason" in result:
-        return "cohere"  # a top-level finish_reason: Cohere's chat (OpenAI's is in choices)
+    reason = result.get("finish_reason") if isinstance(result, dict) else None
+    if isinstance(reason, str) and reason.isupper():
+        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
+        # choices, lower case)
     return None
 
 
