@@ -396,12 +396,22 @@ def _result_provider(result: Any) -> str | None:
         return root
     if type(result).__module__.startswith("google.genai"):
         return "google"
+    if root == "cohere":
+        return "cohere"
+    if isinstance(result, dict) and (
+        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
+    ):
+        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
     if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
         return "google"
     if field(result, "choices") is not None or field(result, "object") == "response":
         return "openai"
     if field(result, "stop_reason") is not None or field(result, "type") == "message":
         return "anthropic"
+    reason = result.get("finish_reason") if isinstance(result, dict) else None
+    if isinstance(reason, str) and reason.isupper():
+        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
+        # choices, lower case)
     return None
 
 

@@ -56,8 +56,8 @@ class SDK(NamedTuple):
 
     name: str
     """The provider name (``upstream.provider``)."""
-    root: str
-    """The SDK's top-level module; only classes under it are looked up in ``classes``."""
+    roots: tuple[str, ...]
+    """The SDKs' top-level modules; only classes under them are looked up in ``classes``."""
     classes: Mapping[str, tuple[str, bool] | None]
     table: tuple[Rule, ...]
     read_body: BodyReader
@@ -146,17 +146,18 @@ def read_exception(
     may fill what only this SDK's exception carries (and return ``None``), return the
     error itself, or return ``False`` for an exception the SDK's tables do not answer.
     """
-    entry = class_entry(exc, sdk.classes, sdk.root)
+    entry = class_entry(exc, sdk.classes, sdk.roots)
     if entry is None:
         return None
     name, fixed = entry
     try:
         status: Any = getattr(exc, "status_code", None)
-        response = getattr(exc, "response", None)
+        response = getattr(exc, "response", None) or getattr(exc, "raw_response", None)
         headers = None if response is None else getattr(response, "headers", None)
         body = getattr(exc, "body", None)
     except Exception:  # a hostile exception object: what can be read, one member at a time
-        status, headers = field(exc, "status_code"), field(field(exc, "response"), "headers")
+        status = field(exc, "status_code")
+        headers = field(field(exc, "response", "raw_response"), "headers")
         body = field(exc, "body")
     status = integer(status)
     facts = facts_of(

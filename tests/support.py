@@ -63,3 +63,24 @@ def is_instance(obj: object, cls: type) -> bool:
     the code after such a check unreachable.
     """
     return isinstance(obj, cls)
+
+
+OPTIONAL_PROVIDERS: dict[str, str] = {"cohere": "cohere"}
+"""Cassette providers whose SDK only some environments install (see .ci/run)."""
+
+
+def needed(scenario: Any) -> None:
+    """Skip, naming the SDK, when a replay scenario's SDK is not installed here.
+
+    The native SDKs of OpenAI-compatible vendors (``metadata.sdk``) and Cohere's are installed
+    in the newest environments only, and fireworks-ai in one of its own (.ci/run says why).
+    """
+    import pytest
+
+    from normalize_errors.providers._calls import SDKS
+
+    if scenario.sdk is not None:
+        pytest.importorskip(SDKS[scenario.sdk][0], reason=f"needs the {scenario.sdk} SDK")
+    elif scenario.provider in OPTIONAL_PROVIDERS:
+        module = OPTIONAL_PROVIDERS[scenario.provider]
+        pytest.importorskip(module, reason=f"needs the {module} SDK")

@@ -32,7 +32,7 @@ from normalize_errors._wrap import typed_error
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
-from .support import is_instance, recorded
+from .support import is_instance, needed, recorded
 
 MISSING = object()
 HARNESS_ONLY = ("problem", "to_dict", "to_json")
@@ -130,6 +130,7 @@ RAISING = [p for p in cassette_paths() if load(p).provider != "http" or "_200" n
 def test_cassette_drop_ins_read_as_the_vendor_exception(path: Path) -> None:
     """The drop-in of each recorded failure against the raw vendor exception of it."""
     scenario = load(path)
+    needed(scenario)
     raw = run(scenario).exception
     if raw is None:  # a stop reason or a 2xx body: no vendor exception to stand in for
         return

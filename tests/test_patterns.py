@@ -242,7 +242,8 @@ def replace(value, in_rule=False):
 
 
 from_response(400, {}, "{}", provider="openai")  # load every adapter
-for name in ("openai", "anthropic", "google", "http"):
+from normalize_errors.providers import NAMES
+for name in NAMES:
     from_response(400, {}, "{}", provider=name)
 for pattern in _patterns.ALL:
     pattern._compiled = Recorder(pattern.compiled(), pattern.bound)

@@ -30,6 +30,8 @@ from normalize_errors import (
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
+from .support import needed
+
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
 
@@ -39,6 +41,7 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
 def test_cassettes_through_a_wrapped_client(path: Path, mode: str) -> None:
     """Each failure raises its typed error, which is also the vendor's own exception class."""
     scenario = load(path)
+    needed(scenario)
     plain = run(scenario, mode=mode)
     wrapped = run(scenario, mode=mode, prepare=wrap)
     err = wrapped.exception

@@ -42,17 +42,27 @@ __all__ = [
     "provider_of_type",
 ]
 
-NAMES: Final = ("anthropic", "google", "openai", "http")
+NAMES: Final = ("anthropic", "google", "openai", "bedrock", "cohere", "http")
 """The provider names, in the order ``from_response`` tries them on a body's shape.
 
 Anthropic's shape (``{"type": "error", "error": {...}}``) and Google's (a canonical status
 such as ``RESOURCE_EXHAUSTED``, or ``type.googleapis.com`` details) are the most specific,
-so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``."""
+so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``.
+Bedrock's and Cohere's bodies (``{"message": ...}``) have no shape of their own: they are
+recognised only by an AWS ``__type`` member, or read when named with ``provider=``."""
 
 _ROOTS: Final = {
     "openai": "openai",
+    # the native SDKs of OpenAI-compatible vendors, read by the openai adapter (its ROOTS)
+    "groq": "openai",
+    "together": "openai",
+    "cerebras": "openai",
+    "fireworks": "openai",
+    "mistralai": "openai",
     "anthropic": "anthropic",
     "google": "google",
+    "botocore": "bedrock",
+    "cohere": "cohere",
     "httpx": "http",
     "httpx2": "http",
     "httpcore": "http",

@@ -80,6 +80,14 @@ _BILLING_IDS: Final = (
 
 TABLE: Final[tuple[Rule, ...]] = (
     rule(
+        "upstream.rate_limited",
+        'status 429 saying "Too many tokens, please wait before trying again" (Bedrock\'s '
+        "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
+        retryable=True,
+        status=[429],
+        message=r"please wait before trying again",
+    ),
+    rule(
         "context.window_exceeded",
         'the message says the input is over the context window ("prompt is too long: N '
         'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
@@ -264,7 +272,7 @@ def looks_like(body: Any) -> bool:
     )
 
 
-SDK: Final = _SDK(NAME, "anthropic", CLASSES, TABLE, _read, id_headers=("request-id",))
+SDK: Final = _SDK(NAME, ("anthropic",), CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:

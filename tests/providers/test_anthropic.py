@@ -280,6 +280,16 @@ def test_attempts_count_the_sdk_retries() -> None:
 
 # Status failures no public page shows a full response for; the bodies are constructed.
 STATUS_CASES: dict[str, tuple[int, Any, dict[str, str], str, bool, dict[str, Any]]] = {
+    # Bedrock's ThrottlingException as AnthropicBedrock receives it (its message:
+    # https://github.com/anthropics/claude-code/issues/1466): "too many tokens" is a rate here
+    "bedrock_throttling_429": (
+        429,
+        {"message": "Too many tokens, please wait before trying again."},
+        {"x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/"},
+        "upstream.rate_limited",
+        True,
+        {"advice": "retry"},
+    ),
     "billing_402": (
         402,
         envelope("billing_error", "constructed: a billing problem"),

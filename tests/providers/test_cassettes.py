@@ -17,6 +17,8 @@ from normalize_errors import HarnessError
 from normalize_errors._redact import KEY_SHAPES
 from normalize_errors.replay import cassette_paths, load, run
 
+from ..support import needed
+
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
 
@@ -26,6 +28,7 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
 def test_cassette_gives_its_expected_harness_error(path: object, mode: str) -> None:
     """The recorded failure, replayed through the real client, gives the expected error."""
     scenario = load(path)  # type: ignore[arg-type]
+    needed(scenario)
     outcome = run(scenario, mode=mode)
     assert outcome.error is not None, f"no harness error (result: {outcome.result!r:.200})"
     assert isinstance(outcome.error, HarnessError)
