@@ -12,30 +12,29 @@ test from Google's documented error shape; the others are the cassettes' sourced
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import importlib.util
 import json
 import pickle
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
 import pytest
-import yaml
 from google import genai
 from google.genai import errors, types
 
 from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors.providers import google
-from normalize_errors.replay import shipped
 
-from ..support import raised, valid
+from ..support import cassette, cassettes, raised, valid
 
 GENAI_MAJOR = int(genai.__version__.split(".")[0])
-CASSETTES = sorted((shipped() / "google").glob("*.yaml"))
+CASSETTES = [item.path for item in cassettes("google")]
 
 
 # -- clients with a mock transport -------------------------------------------------------------
@@ -493,19 +492,6 @@ def test_automatic_function_calling_errors() -> None:
 # -- (c) the same failures as plain JSON --------------------------------------------------------
 
 
-def cassette(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The metadata and the recorded response of a cassette."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return data["metadata"], data["interactions"][0]["response"]
-
-
-def sse_chunks(text: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of an SSE body."""
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            yield json.loads(line[5:])
-
-
 def same_verdict(err: HarnessError, expect: dict[str, Any]) -> None:
     """``err`` agrees with a cassette's expectation on the decision members."""
     assert err.code == expect["code"]
@@ -522,18 +508,20 @@ def same_verdict(err: HarnessError, expect: dict[str, Any]) -> None:
 @pytest.mark.parametrize("path", CASSETTES, ids=[p.stem for p in CASSETTES])
 def test_the_cassette_bodies_as_raw_http(path: Path) -> None:
     """A raw httpx user with the status, headers and bytes gets the same verdict."""
-    metadata, response = cassette(path)
-    status = response["status"]["code"]
-    headers = {k: v[0] for k, v in response["headers"].items()}
-    body: str = response["body"]["string"]
-    expect = metadata["expect"]
+    recorded = cassette(path)
+    status, headers, body, expect = (
+        recorded.status,
+        recorded.headers,
+        recorded.body,
+        recorded.expect,
+    )
     if status >= 400:
         err = valid(from_response(status, headers, body.encode(), provider="google"))
         assert google.looks_like(json.loads(body))
         same_verdict(err, expect)
         assert err.upstream["status"] == status
-    elif metadata.get("stream"):
-        stream_err = google.diagnose_stream(list(sse_chunks(body)), None)
+    elif recorded.stream:
+        stream_err = google.diagnose_stream(recorded.events(), None)
         assert stream_err is not None
         same_verdict(valid(stream_err), expect)
         if expect["upstream"].get("in_stream"):
@@ -553,8 +541,7 @@ def test_the_cassette_bodies_as_raw_http(path: Path) -> None:
 
 def test_rest_json_keeps_the_finish_message() -> None:
     """The SDK drops finishMessage; REST JSON keeps it for detail and model_feedback."""
-    _, response = cassette(shipped() / "google" / "finish_malformed_function_call_200.yaml")
-    err = valid(check_error(json.loads(response["body"]["string"])))
+    err = valid(check_error(cassette("google/finish_malformed_function_call_200").json()))
     assert err.detail is not None
     assert err.detail.startswith("Malformed function call: print(default_api.create(")
     assert err.upstream["finish_message"] == err.detail
@@ -794,6 +781,16 @@ ROWS = [
     (502, b"<html><title>502 Bad Gateway</title></html>", "upstream.unavailable", True, None),
 ]
 
+TABLE_CASES = [
+    functools.partial(
+        from_response, status, {"content-type": "application/json"}, body, provider="google"
+    )
+    for status, body, *_ in ROWS
+]
+"""``ROWS`` as calls: inputs of the table-completeness test (``test_completeness.py``);
+``test_table_rows`` asserts their answers."""
+SDK_MODULES = MODULES
+
 
 @pytest.mark.parametrize(("status", "body", "code", "retryable", "wait"), ROWS)
 def test_table_rows(
@@ -804,26 +801,6 @@ def test_table_rows(
         from_response(status, {"content-type": "application/json"}, body, provider="google")
     )
     assert (err.code, err.retryable, err.retry_after) == (code, retryable, wait)
-
-
-def test_every_table_row_is_exercised() -> None:
-    """Every row matches at least one body of ROWS or of the cassettes."""
-    bodies: list[tuple[int | None, bytes]] = [(s, b) for s, b, *_ in ROWS]
-    for path in CASSETTES:
-        _, response = cassette(path)
-        if response["status"]["code"] >= 400:
-            bodies.append((response["status"]["code"], response["body"]["string"].encode()))
-    used: set[int] = set()
-    for status, body in bodies:
-        facts = google._facts(
-            status, {}, json.loads(body) if body.startswith(b"{") else None, body.decode()
-        )
-        for index, row in enumerate(google.TABLE):
-            if row.matches(facts):
-                used.add(index)
-                break
-    missing = [google.TABLE[i].when for i in range(len(google.TABLE)) if i not in used]
-    assert missing == []
 
 
 def test_retry_info_wins_over_retry_after() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import inspect
 import json
@@ -28,7 +29,6 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import openai
 import pytest
 import requests
-import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -36,14 +36,14 @@ from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors.providers import NAMES, _calls, detect
 from normalize_errors.providers import http as adapter
-from normalize_errors.replay import Scenario, cassette_paths, load, run, shipped, use_cassette
+from normalize_errors.replay import Scenario, load, run, use_cassette
 
-from ..support import raised, valid
+from ..support import cassette, cassettes, raised, valid
 
 KEY = "sk-proj-" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCd"
 """A planted key: it must never come out of an error."""
 
-HTTP_CASSETTES = cassette_paths([shipped() / "http"])
+HTTP_CASSETTES = [item.path for item in cassettes("http")]
 SCENARIOS = [load(path) for path in HTTP_CASSETTES]
 
 
@@ -78,6 +78,18 @@ def exported(module: ModuleType) -> list[type[BaseException]]:
             ):
                 found[value.__name__] = value
     return sorted(found.values(), key=lambda cls: cls.__name__)
+
+
+SDK_MODULES = tuple(
+    f"{root}{place}"
+    for root in ("httpx", "httpx2", "httpcore", "httpcore2")
+    for place in ("", "._exceptions")
+)
+"""The clients whose classes ``CLASSES`` names (``test_completeness.py`` checks each maps);
+requests, urllib3 and aiohttp are read by class-name patterns, see ``OTHER_CLIENTS``."""
+TABLE_CASES = [functools.partial(adapter.from_response, 204, {}, "")]
+"""A success given as an error (the 1xx-3xx row), asserted in
+``test_a_success_given_as_an_error_uses_the_1xx_to_3xx_row``."""
 
 
 def entry(cls: type[BaseException]) -> str | None:
@@ -656,20 +668,12 @@ def test_openai_sdk_and_httpx_give_the_same_answer(s: Scenario) -> None:
 # -- (c) the cassettes' responses as plain bytes and dicts ---------------------------------------
 
 
-def response_of(path: Path) -> tuple[int, dict[str, str], str]:
-    """The recorded status, headers and body of a cassette's single interaction."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    (item,) = data["interactions"]
-    response = item["response"]
-    headers = {k: v[0] for k, v in response["headers"].items()}
-    return response["status"]["code"], headers, response["body"]["string"]
-
-
 @pytest.mark.parametrize("path", HTTP_CASSETTES, ids=[p.stem for p in HTTP_CASSETTES])
 def test_from_response_agrees_with_the_cassette(path: Path) -> None:
     """from_response on bytes, text and parsed JSON gives the cassette's code and retry facts."""
     s = load(path)
-    status, headers, body = response_of(path)
+    recorded = cassette(path)
+    status, headers, body = recorded.status, recorded.headers, recorded.body
     parsed = json.loads(body) if body.lstrip().startswith("{") and status >= 400 else None
     for given_body in (body.encode(), body, parsed):
         if given_body is None:
@@ -691,7 +695,7 @@ def test_from_response_agrees_with_the_cassette(path: Path) -> None:
 @pytest.mark.parametrize("path", HTTP_CASSETTES, ids=[p.stem for p in HTTP_CASSETTES])
 def test_diagnose_and_check_find_nothing_in_plain_http(path: Path) -> None:
     """A raw HTTP body is no SDK result: diagnose gives None and check returns it untouched."""
-    _, _, body = response_of(path)
+    body = cassette(path).body
     assert diagnose(body, provider="http") is None
     assert check(body, provider="http") is body
     assert adapter.diagnose(body, None) is None
