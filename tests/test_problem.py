@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
-import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +20,8 @@ from normalize_errors import (
     UpstreamError,
     class_for_code,
 )
+
+from .support import VALIDATOR
 
 # Section 9 of the draft.
 SECTION_9 = """{ "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
@@ -71,11 +71,6 @@ EXAMPLES = {
     "mcp": MCP_EXAMPLE.replace("\n", " "),
     "a2a": A2A_EXAMPLE.replace("\n", " "),
 }
-
-SCHEMA = json.loads(
-    resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
-)
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))

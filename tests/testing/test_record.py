@@ -19,14 +19,13 @@ import anthropic
 import httpx
 import openai
 import pytest
-import yaml
 from google import genai
 
 from normalize_errors import normalize
 from normalize_errors._cli import main
 from normalize_errors.testing import Faults, record
 from normalize_errors.testing._record import scrub_url
-from tests.support import raised
+from tests.support import cassette, raised
 
 PLANTED = {
     "openai": "sk-proj-PLANTEDopenaiKEY0123456789abcdefghijklmnop",
@@ -160,7 +159,7 @@ def test_no_planted_key_reaches_a_cassette(recorded: list[Path]) -> None:
         text = path.read_text(encoding="utf-8")
         for name, key in PLANTED.items():
             assert key not in text, (path.name, name)
-        exchange = yaml.safe_load(text)["interactions"][0]
+        exchange = cassette(path).interactions[0]
         sent = {name.lower() for name in exchange["request"]["headers"]}
         got = {name.lower() for name in exchange["response"]["headers"]}
         assert not sent & {"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
@@ -172,7 +171,7 @@ def test_the_metadata_names_provider_call_and_code(recorded: list[Path]) -> None
     """Provider and call are read off the request; the harness code off the response."""
     metas = {}
     for path in recorded:
-        meta = yaml.safe_load(path.read_text(encoding="utf-8"))["metadata"]
+        meta = cassette(path).metadata
         metas[meta["provider"]] = meta
         assert path.parent.name == meta["provider"]
         assert meta["source"]["kind"] == "recorded"
