@@ -110,7 +110,30 @@ def missing_key() -> HarnessError:
     return normalize(exc)
 
 
-TABLE_CASES = [status_529, quota_message, vector_store_timeout, missing_key]
+def counted_context_message() -> HarnessError:
+    """Gemini's context overflow, with counts inside the words, read through the OpenAI SDK.
+
+    The body is the ``google/context_window_exceeded_400`` cassette's, verbatim, as a user of
+    the OpenAI SDK pointed at Gemini's OpenAI-compatible endpoint gets it (constructed: that
+    the endpoint passes the native body on unchanged); no code or status says "context".
+    """
+    recorded = cassette("google/context_window_exceeded_400")
+    exc = raised(
+        lambda: client(
+            lambda _: HTTP.Response(recorded.status, content=recorded.content)
+        ).chat.completions.create(model="gemini-2.5-flash", messages=MESSAGES)
+    )
+    assert isinstance(exc, openai.BadRequestError)
+    return normalize(exc)
+
+
+TABLE_CASES = [
+    status_529,
+    quota_message,
+    vector_store_timeout,
+    missing_key,
+    counted_context_message,
+]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
 """Where the SDK defines and exports its exception classes."""
@@ -123,6 +146,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
         (quota_message, "upstream.rate_limited", False, "human"),
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
+        (counted_context_message, "context.window_exceeded", False, "adjust"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
