@@ -281,3 +281,31 @@ def test_from_dict_on_any_json_returns_a_typed_error_or_the_documented_error(obj
     VALIDATOR.validate(out)
     json.dumps(out, allow_nan=False)
     assert HarnessError.from_dict(out) == err
+
+
+@pytest.mark.parametrize(
+    ("obj", "pointer"),
+    [
+        ({"limit": {"name": "turns", "value": 5, "observed": "5"}}, "/limit/observed"),
+        ({"limit": {"name": "turns", "value": 5, "unit": 5}}, "/limit/unit"),
+        ({"location": {"tool_name": 5}}, "/location/tool_name"),
+        ({"location": {"pointer": ["a"]}}, "/location/pointer"),
+        (
+            {"causes": [{"code": "x.y", "limit": {"name": "n", "value": "v"}}]},
+            "/causes/0/limit/value",
+        ),
+    ],
+)
+def test_from_dict_names_the_member_that_is_wrong(obj: dict[str, Any], pointer: str) -> None:
+    """A received object with a member of the wrong type: the pointer names it."""
+    with pytest.raises(ProblemFormatError) as caught:
+        HarnessError.from_dict({"code": "loop.max_turns_exceeded", **obj})
+    assert caught.value.pointer == pointer
+
+
+def test_from_json_of_what_is_no_json_text() -> None:
+    """Bytes that are not UTF-8 JSON, and a value that is no text at all."""
+    with pytest.raises(ProblemFormatError, match="not JSON"):
+        HarnessError.from_json(b"\xff{")
+    with pytest.raises(ProblemFormatError, match="not JSON text"):
+        HarnessError.from_json(5)  # type: ignore[arg-type]
