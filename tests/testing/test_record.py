@@ -251,3 +251,20 @@ def test_scrub_url_keeps_harmless_parameters() -> None:
         == "https://x.example/v1/m:generateContent?alt=sse&key=REDACTED&q=%5BREDACTED%5D"
     )
     assert scrub_url("https://x.example/v1") == "https://x.example/v1"
+
+
+def test_two_answers_with_the_same_status_get_two_names(vendor: str, tmp_path: Path) -> None:
+    """Unnamed recordings are called by status; a second one of the same status gets ``_2``.
+    A request body that is not JSON is kept out of the metadata's request."""
+    with record(tmp_path) as written:
+        for _ in range(2):
+            httpx.post(f"{vendor}/v1/other", content=b"plain text, not JSON")
+    names = sorted(path.relative_to(tmp_path).as_posix() for path in written)
+    assert names == ["http/recorded_503.yaml", "http/recorded_503_2.yaml"]
+    meta = cassette(written[0]).metadata
+    assert (meta["provider"], meta["call"], meta["expect"]) == (
+        "http",
+        "post",
+        {"code": "upstream.unavailable"},
+    )
+    assert "request" not in meta  # the text body is no JSON request to replay
