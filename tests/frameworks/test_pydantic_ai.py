@@ -322,3 +322,23 @@ def test_unexpected_behaviour_that_is_an_empty_answer() -> None:
     assert err.code == "output.empty"
     err = valid(normalize(UnexpectedModelBehavior("Invalid response from the model: {")))
     assert err.code == "upstream.invalid_response"
+
+
+def test_an_output_validator_that_keeps_asking_gives_its_feedback_as_the_cause() -> None:
+    """The user's validator raises ModelRetry every time: retries exhausted, and the cause
+    carries the validator's words as the feedback the model was given."""
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("Bonjour")])
+
+    agent = Agent(FunctionModel(answer), retries=1)
+
+    @agent.output_validator
+    def english_only(text: str) -> str:
+        raise ModelRetry("Answer in English.")
+
+    err = valid(normalize(raised(lambda: agent.run_sync("Hi"))))
+    assert (err.code, err.attempts) == ("output.retries_exhausted", 2)
+    assert [(c.code, c.model_feedback) for c in err.causes] == [
+        ("output.schema_violation", "Answer in English.")
+    ]
