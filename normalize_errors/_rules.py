@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from . import _stated
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
@@ -343,6 +344,14 @@ CONTEXT_WORDING: Final = (
     r"|input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
     r"(?:allowed )?(?:input )?tokens|reduce the length of the messages"
     r"|max_tokens must be at least 1, got -\d|too large for model with \d{1,12} maximum context"
+    # families: a context size or length that the input exceeds or overflows (llama.cpp,
+    # LM Studio, Ollama, vLLM), input or prompt lengths over a stated range (TGI, DashScope)
+    r"|context size|context_size|context the overflows|context overflow|context length of only"
+    r"|exceeds the available context|exceeds the context|exceed the context"
+    r"|maximum model length|maximum sequence length|max_model_len"
+    r"|range of input length|`inputs` tokens \+ `max_new_tokens`|`inputs` must have less than"
+    r"|prompt too long|prompt (?:length |tokens? )?exceeds?|input (?:length |tokens? )?exceeds?"
+    r"|input length (?:is )?too long|messages? (?:is |are )?too long"
 )
 """How providers and OpenAI-compatible servers say the input is over the context window."""
 
@@ -353,6 +362,10 @@ _LIMIT_WORDS: Final = (
     "maximum context length is ",
     "maximum context length is ",
     "contains ",
+    "trying to keep the first ",
+    "must be <= ",
+    "must have less than ",
+    "range of input length ",
 )
 """A literal each pattern of ``CONTEXT_LIMITS`` needs: a message without it skips the pattern."""
 _LIMITS: Final = tuple(
@@ -496,7 +509,14 @@ def build(
     if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
         wait = retry_hint(facts.message)
     if limit is None and code == "context.window_exceeded":
-        limit = context_limit(facts.message)
+        limit = context_limit(facts.message) or _stated.context_numbers(facts.extra)
+    elif limit is None and code == "upstream.rate_limited":
+        limit, never = _stated.rate_limit(facts.lowered, facts.headers)
+        if never:
+            retryable = False  # a quota of 0, or one request over the whole allowance
+    if model_feedback is None and code in _stated.TOOL_CODES:
+        model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)
+        location = location or stated
     err = cls(
         detail if detail is not None else detail_of(facts),
         code=code,

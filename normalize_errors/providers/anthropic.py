@@ -149,6 +149,13 @@ TABLE: Final[tuple[Rule, ...]] = (
     ),
     rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
     rule(
+        "upstream.overloaded",
+        "the message says it is overloaded, whatever the type (a 500 `api_error` whose "
+        "message is 'Overloaded')",
+        retryable=True,
+        message=r"overloaded",
+    ),
+    rule(
         "upstream.rate_limited",
         "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "
         "fast usage grows that the SDK says to wait out)",

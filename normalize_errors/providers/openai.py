@@ -63,6 +63,7 @@ NAME: Final = "openai"
 
 _QUOTA_IDS: Final = (
     "insufficient_quota",
+    "exceeded_current_quota_error",
     "billing_hard_limit_reached",
     "billing_not_active",
     "credit_balance_exhausted",
@@ -129,9 +130,10 @@ _SERVER_IDS: Final = (
 TABLE: Final[tuple[Rule, ...]] = (
     rule(
         "context.window_exceeded",
-        "code `context_length_exceeded` (or `string_above_max_length`)",
+        "code `context_length_exceeded` (or `string_above_max_length`, llama.cpp's "
+        "`exceed_context_size_error`, whose `n_ctx` and `n_prompt_tokens` fill `limit`)",
         retryable=False,
-        ids=("context_length_exceeded", "string_above_max_length"),
+        ids=("context_length_exceeded", "string_above_max_length", "exceed_context_size_error"),
     ),
     rule(
         "context.window_exceeded",
@@ -146,6 +148,39 @@ TABLE: Final[tuple[Rule, ...]] = (
         "limit, so waiting cannot help; shrink it",
         retryable=False,
         message=r"request too large for",
+    ),
+    rule(
+        "output.unknown_tool",
+        "the provider refused a call to a tool the request did not offer (Groq: 'attempted "
+        "to call tool … which was not in request.tools', 'Tool choice is none, but model "
+        "called a tool'); the tool's name goes to `location`, and `model_feedback` says so",
+        message=r"which was not in request\.tools|tool choice is none, but model called",
+    ),
+    rule(
+        "output.invalid_tool_arguments",
+        "the provider refused the arguments of a tool call (Groq: 'parameters for tool X did "
+        "not match schema'); the schema errors go to `model_feedback`",
+        message=r"did not match schema",
+    ),
+    rule(
+        "output.malformed",
+        "a required tool call never came (Groq: 'Tool choice is required, but model did not "
+        "call a tool')",
+        message=r"tool choice is required, but model did not",
+    ),
+    rule(
+        "output.malformed",
+        "code `tool_use_failed` otherwise: the model's tool call could not be parsed; what it "
+        "wrote (`failed_generation`) is quoted in `model_feedback`",
+        ids=["tool_use_failed"],
+    ),
+    rule(
+        "upstream.unavailable",
+        "a local server needs more memory than the machine has (Ollama 'model requires more "
+        "system memory (7.3 GiB) than is available'): waiting will not free it",
+        retryable=False,
+        message=r"requires more (?:system |gpu |video )?memory|more memory than (?:is )?avail"
+        r"|not enough (?:system |gpu |video )?memory",
     ),
     rule(
         "upstream.rate_limited",
@@ -176,6 +211,14 @@ TABLE: Final[tuple[Rule, ...]] = (
         ids=_AUTH_IDS,
     ),
     rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule(
+        "upstream.authentication_failed",
+        "the message says the key is wrong, whatever the status (xAI answers 'Incorrect API "
+        "key provided' with a 400)",
+        retryable=False,
+        message=r"incorrect api key|invalid api key|api key (?:is )?(?:invalid|not valid)"
+        r"|invalid x-api-key",
+    ),
     rule(
         "upstream.authentication_failed",
         "no API key was given",
@@ -285,6 +328,23 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
         extra["metadata"] = metadata
+    generation = error.get("failed_generation")  # Groq: what the model wrote instead
+    if isinstance(generation, str):
+        extra["failed_generation"] = short(generation, 2048)
+    for name in ("n_ctx", "n_prompt_tokens"):  # llama.cpp: the context and the prompt size
+        number = error.get(name)
+        if type(number) is int:
+            extra[name] = number
+    listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
+    if "message" not in facts and isinstance(listed, list) and listed:
+        first = listed[0]
+        if isinstance(first, dict):
+            text = first.get("message")
+            if isinstance(text, str):
+                facts["message"] = text
+            number = first.get("code")
+            if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
+                facts["vendor_code"] = text_of(number) or str(number)
     facts["ids"] = ids
 
 
