@@ -162,6 +162,15 @@ CONTEXT_LIMITS: Final = (  # run on the lower-cased message: literals in lower c
         MAX_MESSAGE,
         "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded.",
     ),
+    # llama.cpp (mid-stream): "request (2358 tokens) exceeds the available context size (2048
+    # tokens)"
+    _pattern(
+        r"\((?P<observed>\d{1,12}) tokens\) exceeds the available context size"
+        r" \((?P<value>\d{1,12}) tokens\)",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded"
+        " (``context_limit`` refuses a match that is the tail of a longer digit run).",
+    ),
     # DashScope (Qwen): "Range of input length should be [1, 983616]"
     _pattern(
         r"range of input length should be \[1, (?P<value>\d{1,12})\]",

@@ -365,6 +365,7 @@ _LIMIT_WORDS: Final = (
     "trying to keep the first ",
     "must be <= ",
     "must have less than ",
+    "exceeds the available context size (",
     "range of input length ",
 )
 """A literal each pattern of ``CONTEXT_LIMITS`` needs: a message without it skips the pattern."""

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ._patterns import MAX_MESSAGE, RATE_LIMIT_STATED, TOOL_NAME_STATED
 
-__all__ = ["TOOL_CODES", "context_numbers", "rate_limit", "tool_failure"]
+__all__ = ["TOOL_CODES", "context_numbers", "finish_failure", "rate_limit", "tool_failure"]
 
 TOOL_CODES: Final = frozenset(
     {"output.unknown_tool", "output.invalid_tool_arguments", "output.malformed"}
@@ -187,3 +187,44 @@ def tool_failure(
             "one JSON object of arguments, in the tool-call format."
         )
     return feedback, location
+
+
+_KNOWN_FINISH: Final = frozenset(
+    {"stop", "length", "tool_calls", "content_filter", "function_call", "eos", "end_turn"}
+    | {"stop_sequence", "tool_use", "null", "none", ""}
+)
+_FINISH_WORDS: Final = (
+    (
+        ("malformed_function", "malformed_tool", "invalid_function", "invalid_tool"),
+        "output.invalid_tool_arguments",
+    ),
+    (("unexpected_tool", "unknown_tool"), "output.unknown_tool"),
+    (("malformed", "invalid"), "output.malformed"),
+    (("refus",), "policy.model_refusal"),
+    (
+        ("safety", "filter", "block", "prohibited", "recitation", "spii", "moderat", "guardrail"),
+        "policy.content_filtered",
+    ),
+    (
+        ("length", "max_tokens", "max_output", "token_limit", "token limit", "tokens"),
+        "output.truncated",
+    ),
+    (("error", "fail", "abort"), "upstream.unavailable"),
+)
+"""Words that name a failure in a finish reason nobody listed, first family found wins."""
+
+
+def finish_failure(reason: str) -> str | None:
+    """The code an unlisted finish reason names by its words, or ``None``.
+
+    A proxy in front of Gemini passes ``malformed_function_call``; OpenRouter ends a failed
+    stream with ``error``; other servers say ``SAFETY`` or ``token_limit``. A reason in none
+    of these families (or a known one: ``stop``, ``tool_calls``, ...) is not a failure.
+    """
+    low = reason[:64].lower()
+    if low in _KNOWN_FINISH:
+        return None
+    for words, code in _FINISH_WORDS:
+        if any(word in low for word in words):
+            return code
+    return None

@@ -274,6 +274,7 @@ MESSAGES = [
     "Input validation error: `inputs` must have less than " + DIGITS1 + " tokens. Given: "
     + DIGITS1,
     "Range of input length should be [1, " + DIGITS1 + "]",
+    "request (1 tokens) exceeds the available context size (" + DIGITS1 + " tokens)",
     "Rate limit on tokens per min (TPM): Limit " + DIGITS1 + ", Used " + DIGITS1 + ", Requested "
     + DIGITS1 + ". Please try again in 1s.",
     "request reached project TPM rate limit, current: " + DIGITS1 + ", limit: " + DIGITS1

@@ -45,6 +45,7 @@ from .._signals import (
     short,
     text_of,
 )
+from .._stated import finish_failure
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -191,10 +192,11 @@ TABLE: Final[tuple[Rule, ...]] = (
     rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
     rule(
         "upstream.rate_limited",
-        "the message says the quota, balance or credits ran out",
+        "the message says the quota, balance or credits ran out, or the account is suspended "
+        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
         retryable=False,
         message=r"insufficient (?:balance|credits?|quota)|exceeded your current quota"
-        r"|credit limit|out of credits|more credits",
+        r"|credit limit|out of credits|more credits|monthly spending limit|past invoices",
     ),
     rule(
         "policy.content_filtered",
@@ -520,6 +522,16 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
         refusal = field(message, "refusal")
         if isinstance(refusal, str) and refusal:
             return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
+        named = finish_failure(finish) if finish else None
+        if named is not None and finish:
+            return _stop(
+                named,
+                finish,
+                f"The output ended with finish_reason {finish!r}.",
+                result,
+                model_feedback=_FINISH_FEEDBACK.get(named),
+                choice=index,
+            )
         calls = sequence(field(message, "tool_calls"))
         for call in calls:
             function = field(call, "function")
@@ -546,6 +558,15 @@ def _completion(choice: dict[str, Any]) -> dict[str, Any]:
 def _tool_call(name: str, arguments: str) -> dict[str, Any]:
     return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
 
+
+_FINISH_FEEDBACK: Final = {
+    "output.invalid_tool_arguments": "Your last tool call could not be parsed. Call the tool "
+    "again with its arguments as one valid JSON object.",
+    "output.unknown_tool": "You called a tool that is not available here; call only the tools "
+    "offered.",
+    "output.malformed": "Your last answer could not be read. Answer again in the expected format.",
+}
+"""``model_feedback`` for an unlisted finish reason that names a failure the model can fix."""
 
 STOP_REASONS: Final[tuple[StopRow, ...]] = (
     StopRow(
@@ -583,6 +604,28 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
             }
         ),
         [{"type": "function", "function": {"name": "get_weather"}}],
+    ),
+    StopRow(
+        "chat `finish_reason` nobody listed whose words name a failure: `malformed_function_call`"
+        " (an OpenAI-shaped proxy in front of Gemini) and other `malformed`/`invalid` tool words",
+        "output.invalid_tool_arguments",
+        _completion({"finish_reason": "malformed_function_call", "message": {"content": None}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming a filter (`safety`, `blocked`, `recitation`, ...)",
+        "policy.content_filtered",
+        _completion({"finish_reason": "SAFETY", "message": {"content": None}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming a length (`max_tokens`, `token_limit`, ...)",
+        "output.truncated",
+        _completion({"finish_reason": "max_tokens", "message": {"content": "The fifty"}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming an error (`error`, as OpenRouter ends a stream that "
+        "failed mid-generation); any other unlisted reason is not a failure",
+        "upstream.unavailable",
+        _completion({"finish_reason": "error", "message": {"content": "The fifty"}}),
     ),
     StopRow(
         "chat `finish_reason: stop` with no content, tool call or refusal",
