@@ -230,6 +230,12 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
         err = adapter.normalize(exc)
         if err is not None:
             return err
+    if type(exc).__name__ == "JSONDecodeError":  # from inside an SDK's call, or the caller's
+        from ._answers import decode_error
+
+        err = decode_error(exc)
+        if err is not None:
+            return err
     return _stdlib(exc)
 
 
@@ -387,6 +393,12 @@ def diagnose(
     """
     provider = _provider_name(provider)
     try:
+        if isinstance(result, (str, bytes, bytearray)):  # no SDK returns text as its answer
+            from ._answers import not_an_answer
+
+            found = not_an_answer(result, provider)
+            found.result = result
+            return found
         name = provider or _result_provider(result)
         if name is None or name == "http":
             return None

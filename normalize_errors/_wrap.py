@@ -242,8 +242,8 @@ def _after(
     value: Any, options: _Options, tools: Any, owner: Any = None, *, from_call: bool = True
 ) -> Any:
     kind = _kind(value, from_call)
-    if kind == _PLAIN:
-        return value
+    if kind == _PLAIN:  # text from a generating call is a page or a gateway, not an answer
+        return _checked(value, options, tools) if from_call and type(value) is str else value
     if kind == _MODEL:
         return _checked(value, options, tools)
     if kind == _STREAM:
@@ -603,6 +603,27 @@ def wrap(
     return cast("_T", _Proxy(client, options))
 
 
+def _generating_method(func: Any) -> bool:
+    """Whether ``func`` is an SDK's generating method (bound), whose text result is no answer."""
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", None)
+    if owner is None or not isinstance(name, str):
+        return False
+    try:
+        return generates(owner, name)
+    except Exception:  # an odd owner: not an SDK resource
+        return False
+
+
+def _not_an_answer(result: str | bytes, provider: str | None) -> HarnessError:
+    """The error for text an SDK's generating call returned (the caller raises it)."""
+    from ._answers import not_an_answer
+
+    err = not_an_answer(result, provider)
+    err.result = result
+    return err
+
+
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
@@ -659,26 +680,35 @@ class _Normalizer:
 
             return cast("_F", agenerate)
         if inspect.iscoroutinefunction(func):
+            sdk_acall = _generating_method(func)
 
             @functools.wraps(func)
             async def arun(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    return await func(*args, **kwargs)
+                    result = await func(*args, **kwargs)
                 except HarnessError:
                     raise
                 except Exception as exc:
                     raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                if sdk_acall and isinstance(result, (str, bytes)):
+                    raise _not_an_answer(result, provider)
+                return result
 
             return cast("_F", arun)
+
+        sdk_call = _generating_method(func)
 
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
             except HarnessError:
                 raise
             except Exception as exc:
                 raise typed_error(exc, provider=provider, dropin=dropin) from exc
+            if sdk_call and isinstance(result, (str, bytes)):
+                raise _not_an_answer(result, provider)
+            return result
 
         return cast("_F", run)
 
