@@ -58,7 +58,7 @@ def test_wrap_raises_invalid_response_named_by_the_page_title() -> None:
         wrap(client(PAGE, "text/html")).chat.completions.create(model="m", messages=MESSAGES)
     err = caught.value.problem
     assert err.code == "upstream.invalid_response"
-    assert "Sign in to the Wi-Fi" in err.detail
+    assert "Sign in to the Wi-Fi" in str(err.detail)
     assert err.upstream["body"].startswith("<!DOCTYPE html>")
 
 
@@ -77,7 +77,7 @@ def test_normalized_on_the_sdk_method_and_check_on_its_result() -> None:
     with pytest.raises(HarnessError) as caught:
         normalized(sdk.chat.completions.create)(model="m", messages=MESSAGES)
     assert caught.value.problem.code == "upstream.invalid_response"
-    assert "upstream connect error" in caught.value.problem.detail
+    assert "upstream connect error" in str(caught.value.problem.detail)
     text = sdk.chat.completions.create(model="m", messages=MESSAGES)
     with pytest.raises(HarnessError) as checked:
         check(text, provider="openai")
@@ -117,4 +117,4 @@ def test_the_recorded_page_replays_as_invalid_response() -> None:
     outcome = run(load(shipped() / "openai" / "html_page_200_wrong_base_url.yaml"))
     assert type(outcome.result) is str
     assert outcome.error is not None
-    assert "NextChat" in outcome.error.detail
+    assert "NextChat" in str(outcome.error.detail)
