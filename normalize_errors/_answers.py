@@ -22,9 +22,10 @@ from .exceptions import HarnessError, class_for_code
 
 __all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_an_answer"]
 
-SDK_ROOTS: Final = frozenset({"openai", "anthropic", "google", "httpx", "httpx2", "requests"})
+SDK_ROOTS: Final = frozenset({"openai", "anthropic", "google"})
 """Top-level packages whose frames mark an exception as raised inside an SDK's call
-(``google`` counts only as ``google.genai``)."""
+(``google`` counts only as ``google.genai``). An HTTP client's frames alone do not: code of
+yours (or a framework's) that calls ``httpx.Response.json()`` made that decode itself."""
 
 MAX_FRAMES: Final = 256
 """Traceback frames looked at, innermost last; a deeper traceback is cut at this many."""
@@ -43,16 +44,13 @@ def from_sdk(exc: BaseException) -> str | None:
     """The SDK package one of ``exc``'s traceback frames belongs to, or ``None``."""
     tb = exc.__traceback__
     seen = 0
-    found = None
     while tb is not None and seen < MAX_FRAMES:
         root = _module_root(tb.tb_frame.f_globals.get("__name__"))
         if root is not None:
-            found = root
-            if root not in ("httpx", "httpx2", "requests"):
-                return root  # the SDK itself, more telling than its HTTP client
+            return root
         tb = tb.tb_next
         seen += 1
-    return found
+    return None
 
 
 _PROVIDERS: Final = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
@@ -69,7 +67,7 @@ def decode_error(exc: BaseException) -> HarnessError | None:
         sdk = from_sdk(exc.__cause__)
     if sdk is None:
         return None
-    provider = _PROVIDERS.get(sdk, "http")
+    provider = _PROVIDERS[sdk]
     reason = short(str(exc), 200) or type(exc).__name__
     return class_for_code("upstream.invalid_response")(
         f"{provider}: the response could not be read as JSON ({reason}); the other end "

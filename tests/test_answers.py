@@ -118,3 +118,12 @@ def test_the_recorded_page_replays_as_invalid_response() -> None:
     assert type(outcome.result) is str
     assert outcome.error is not None
     assert "NextChat" in str(outcome.error.detail)
+
+
+def test_a_decode_error_of_an_http_client_called_by_the_caller_stays_internal() -> None:
+    """httpx's Response.json() called by your code: your decode, not the SDK's."""
+    lib = http_library("openai")
+    response = lib.Response(200, content=b"<html>gateway</html>")
+    with pytest.raises(json.JSONDecodeError) as raised:
+        response.json()
+    assert normalize(raised.value).code == "harness.internal_error"
