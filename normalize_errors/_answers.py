@@ -20,7 +20,7 @@ from typing import Any, Final
 from ._signals import html_title, short
 from .exceptions import HarnessError, class_for_code
 
-__all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_an_answer"]
+__all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_an_answer", "provider_of"]
 
 SDK_ROOTS: Final = frozenset({"openai", "anthropic", "google"})
 """Top-level packages whose frames mark an exception as raised inside an SDK's call
@@ -85,8 +85,8 @@ def not_an_answer(result: str | bytes | bytearray, provider: str | None) -> Harn
     """``upstream.invalid_response`` for text a generating call returned instead of a result.
 
     ``detail`` names the page by its title (or its first line); the text itself, cut to 1 KiB,
-    stays in ``upstream.body``. Retryable as the registry says: a gateway's page may go away,
-    a wrong base URL will not, and the text alone cannot tell them apart.
+    stays in ``upstream.body``. Not retryable, like any success response that carries no
+    answer (``from_response`` of a 2xx): a wrong base URL or a login page stays what it is.
     """
     text = result if isinstance(result, str) else bytes(result).decode("utf-8", "replace")
     where = provider or "upstream"
@@ -101,5 +101,13 @@ def not_an_answer(result: str | bytes | bytearray, provider: str | None) -> Harn
     return class_for_code("upstream.invalid_response")(
         f"{where}: the call returned {what} instead of the API's answer; check the base URL, "
         "a proxy or gateway in between, or a login page.",
+        retryable=False,
         upstream={"provider": where, "body": short(text, 1024)},
     )
+
+
+def provider_of(owner: Any) -> str | None:
+    """The provider whose SDK ``owner`` (a resource object or class) belongs to, or ``None``."""
+    module = getattr(type(owner) if not isinstance(owner, type) else owner, "__module__", None)
+    root = _module_root(module)
+    return None if root is None else _PROVIDERS.get(root)

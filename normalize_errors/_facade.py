@@ -384,6 +384,10 @@ def _result_provider(result: Any) -> str | None:
     return None
 
 
+_SDKS: Final = ("openai", "anthropic", "google")
+"""Providers whose SDKs never return text as a generating call's result."""
+
+
 def diagnose(
     result: Any, *, provider: str | None = None, tools: Iterable[Any] | None = None
 ) -> HarnessError | None:
@@ -393,8 +397,8 @@ def diagnose(
     """
     provider = _provider_name(provider)
     try:
-        if isinstance(result, (str, bytes, bytearray)):  # no SDK returns text as its answer
-            from ._answers import not_an_answer
+        if isinstance(result, (str, bytes, bytearray)) and provider in _SDKS:
+            from ._answers import not_an_answer  # no SDK returns text as its answer
 
             found = not_an_answer(result, provider)
             found.result = result

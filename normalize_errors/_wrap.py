@@ -243,7 +243,9 @@ def _after(
 ) -> Any:
     kind = _kind(value, from_call)
     if kind == _PLAIN:  # text from a generating call is a page or a gateway, not an answer
-        return _checked(value, options, tools) if from_call and type(value) is str else value
+        if from_call and type(value) is str and options.check and options.generating:
+            raise _not_an_answer(value, options.provider, owner)
+        return value
     if kind == _MODEL:
         return _checked(value, options, tools)
     if kind == _STREAM:
@@ -615,11 +617,11 @@ def _generating_method(func: Any) -> bool:
         return False
 
 
-def _not_an_answer(result: str | bytes, provider: str | None) -> HarnessError:
+def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
     """The error for text an SDK's generating call returned (the caller raises it)."""
-    from ._answers import not_an_answer
+    from ._answers import not_an_answer, provider_of
 
-    err = not_an_answer(result, provider)
+    err = not_an_answer(result, provider or provider_of(owner))
     err.result = result
     return err
 
@@ -691,7 +693,7 @@ class _Normalizer:
                 except Exception as exc:
                     raise typed_error(exc, provider=provider, dropin=dropin) from exc
                 if sdk_acall and isinstance(result, (str, bytes)):
-                    raise _not_an_answer(result, provider)
+                    raise _not_an_answer(result, provider, getattr(func, "__self__", None))
                 return result
 
             return cast("_F", arun)
@@ -707,7 +709,7 @@ class _Normalizer:
             except Exception as exc:
                 raise typed_error(exc, provider=provider, dropin=dropin) from exc
             if sdk_call and isinstance(result, (str, bytes)):
-                raise _not_an_answer(result, provider)
+                raise _not_an_answer(result, provider, getattr(func, "__self__", None))
             return result
 
         return cast("_F", run)
