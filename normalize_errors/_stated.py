@@ -36,7 +36,7 @@ TOOL_CODES: Final = frozenset(
 _PER: Final = {"min": "minute", "minute": "minute", "m": "minute", "h": "hour", "hour": "hour"}
 _PER.update({"d": "day", "day": "day"})
 _WHAT: Final = {"t": "tokens", "r": "requests"}
-_RATE_WORDS: Final = ("per ", " rate limit, current: ", "quota exceeded for metric: ")
+_RATE_WORDS: Final = ("s per ", " rate limit, current: ", "quota exceeded for metric: ")
 _RATE: Final = tuple(
     zip(_RATE_WORDS, (pattern.compiled() for pattern in RATE_LIMIT_STATED), strict=True)
 )

@@ -151,6 +151,59 @@ TABLE: Final[tuple[Rule, ...]] = (
         message=r"request too large for",
     ),
     rule(
+        "upstream.rate_limited",
+        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
+        retryable=False,
+        ids=_QUOTA_IDS,
+    ),
+    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
+    rule(
+        "upstream.rate_limited",
+        "the message says the quota, balance or credits ran out, or the account is suspended "
+        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
+        retryable=False,
+        message=r"insufficient (?:balance|credits?|quota)|exceeded your current quota"
+        r"|credit limit|out of credits|more credits|monthly spending limit|past invoices",
+    ),
+    rule(
+        "policy.content_filtered",
+        "a content filter or safety system blocked it: `content_filter` (Azure "
+        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
+        retryable=False,
+        ids=_FILTER_IDS,
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "a key, organization or region code: `invalid_api_key`, "
+        "`unsupported_country_region_territory`, …",
+        retryable=False,
+        ids=_AUTH_IDS,
+    ),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule(
+        "upstream.authentication_failed",
+        "no API key was given",
+        retryable=False,
+        message=r"api_key client option must be set|didn't provide an api key"
+        r"|no api key provided|missing (?:bearer|api key|credentials)",
+    ),
+    rule(
+        "upstream.overloaded",
+        "the message says the model or server is overloaded",
+        retryable=True,
+        message=r"overloaded",
+    ),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule("upstream.rate_limited", "status 429", status=[429]),
+    rule(
+        "upstream.authentication_failed",
+        "the message says the key is wrong, whatever the status (xAI answers 'Incorrect API "
+        "key provided' with a 400)",
+        retryable=False,
+        message=r"incorrect api key|invalid api key|api key (?:is )?(?:invalid|not valid)"
+        r"|invalid x-api-key",
+    ),
+    rule(
         "output.unknown_tool",
         "the provider refused a call to a tool the request did not offer (Groq: 'attempted "
         "to call tool … which was not in request.tools', 'Tool choice is none, but model "
@@ -183,59 +236,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         message=r"requires more (?:system |gpu |video )?memory|more memory than (?:is )?avail"
         r"|not enough (?:system |gpu |video )?memory",
     ),
-    rule(
-        "upstream.rate_limited",
-        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
-        retryable=False,
-        ids=_QUOTA_IDS,
-    ),
-    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
-    rule(
-        "upstream.rate_limited",
-        "the message says the quota, balance or credits ran out, or the account is suspended "
-        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
-        retryable=False,
-        message=r"insufficient (?:balance|credits?|quota)|exceeded your current quota"
-        r"|credit limit|out of credits|more credits|monthly spending limit|past invoices",
-    ),
-    rule(
-        "policy.content_filtered",
-        "a content filter or safety system blocked it: `content_filter` (Azure "
-        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
-        retryable=False,
-        ids=_FILTER_IDS,
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "a key, organization or region code: `invalid_api_key`, "
-        "`unsupported_country_region_territory`, …",
-        retryable=False,
-        ids=_AUTH_IDS,
-    ),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule(
-        "upstream.authentication_failed",
-        "the message says the key is wrong, whatever the status (xAI answers 'Incorrect API "
-        "key provided' with a 400)",
-        retryable=False,
-        message=r"incorrect api key|invalid api key|api key (?:is )?(?:invalid|not valid)"
-        r"|invalid x-api-key",
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "no API key was given",
-        retryable=False,
-        message=r"api_key client option must be set|didn't provide an api key"
-        r"|no api key provided|missing (?:bearer|api key|credentials)",
-    ),
-    rule(
-        "upstream.overloaded",
-        "the message says the model or server is overloaded",
-        retryable=True,
-        message=r"overloaded",
-    ),
-    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
-    rule("upstream.rate_limited", "status 429", status=[429]),
     rule(
         "upstream.rate_limited",
         "a rate-limit code (`rate_limit_exceeded`, …) without a status, as in a stream",
