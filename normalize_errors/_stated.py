@@ -36,7 +36,13 @@ TOOL_CODES: Final = frozenset(
 _PER: Final = {"min": "minute", "minute": "minute", "m": "minute", "h": "hour", "hour": "hour"}
 _PER.update({"d": "day", "day": "day"})
 _WHAT: Final = {"t": "tokens", "r": "requests"}
-_RATE_WORDS: Final = ("s per ", " rate limit, current: ", "quota exceeded for metric: ")
+_RATE_WORDS: Final = (
+    ("s per ", 12),
+    (" rate limit, current: ", 4),
+    ("quota exceeded for metric: ", 0),
+)
+"""The literal each pattern of ``RATE_LIMIT_STATED`` needs, and how far before it a match
+can start: the search begins there instead of at the start of the message."""
 _RATE: Final = tuple(
     zip(_RATE_WORDS, (pattern.compiled() for pattern in RATE_LIMIT_STATED), strict=True)
 )
@@ -74,8 +80,9 @@ def context_numbers(extra: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _from_message(lowered: str) -> tuple[dict[str, Any] | None, bool]:
-    for word, pattern in _RATE:
-        found = pattern.search(lowered) if word in lowered else None
+    for (word, back), pattern in _RATE:
+        at = lowered.find(word)
+        found = None if at == -1 else pattern.search(lowered, max(0, at - back))
         if found is None:
             continue
         groups = found.groupdict()
