@@ -20,7 +20,7 @@ from typing import Any, Final
 from ._signals import html_title, short
 from .exceptions import HarnessError, class_for_code
 
-__all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_an_answer", "provider_of"]
+__all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
 
 SDK_ROOTS: Final = frozenset({"openai", "anthropic", "google"})
 """Top-level packages whose frames mark an exception as raised inside an SDK's call
@@ -111,3 +111,21 @@ def provider_of(owner: Any) -> str | None:
     module = getattr(type(owner) if not isinstance(owner, type) else owner, "__module__", None)
     root = _module_root(module)
     return None if root is None else _PROVIDERS.get(root)
+
+
+def not_a_result(members: dict[str, Any], provider: str) -> HarnessError:
+    """``upstream.invalid_response`` for a 200 whose JSON has none of a result's members.
+
+    ``members`` are the body's own (the SDK keeps them beside the fields it knows); the
+    first names go into ``detail``, the members themselves into ``upstream.body``. Retryable
+    as the registry says: a gateway that answers for the API usually reports a passing failure
+    (Portkey's "Network connection lost."), unlike a page at a wrong base URL.
+    """
+    names = ", ".join(sorted(str(name) for name in members)[:5])
+    text = next((v for v in members.values() if isinstance(v, str)), None)
+    said = f": {short(text, 200)!r}" if text else ""
+    return class_for_code("upstream.invalid_response")(
+        f"{provider}: the response is JSON but not the API's answer (members: {names}){said}; "
+        "a gateway or proxy answered in its place.",
+        upstream={"provider": provider, "body": members},
+    )

@@ -127,3 +127,21 @@ def test_a_decode_error_of_an_http_client_called_by_the_caller_stays_internal() 
     with pytest.raises(json.JSONDecodeError) as raised:
         response.json()
     assert normalize(raised.value).code == "harness.internal_error"
+
+
+def test_json_that_is_no_result_is_read_by_its_members() -> None:
+    """A 200 whose JSON carries an error is that error; other JSON is no answer."""
+    sdk = client(
+        '{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}',
+        "application/json",
+    )
+    with pytest.raises(HarnessError) as caught:
+        wrap(sdk).chat.completions.create(model="m", messages=MESSAGES)
+    assert caught.value.problem.code == "upstream.rate_limited"
+    other = client('{"status": "maintenance"}', "application/json")
+    result = other.chat.completions.create(model="m", messages=MESSAGES)
+    with pytest.raises(HarnessError) as checked:
+        check(result)
+    assert checked.value.code == "upstream.invalid_response"
+    assert "maintenance" in str(checked.value.detail)
+    assert check({"id": "x"}, provider="http") == {"id": "x"}  # plain HTTP JSON passes

@@ -757,10 +757,34 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
         field(result, "output") is not None and field(result, "status") is not None
     ):
         found = _responses(result, offered)
+    elif type(result) is dict or type(result).__module__.startswith("openai.types."):
+        return _not_a_result(result)  # a body that is no result (the SDK builds one anyway)
     else:
         return None
     if found is not None and found.result is None:
         found.result = result
+    return found
+
+
+def _not_a_result(result: Any) -> HarnessError | None:
+    """A 200 whose JSON is not a completion: an error object, or something else entirely.
+
+    The SDK builds its result type from any JSON without checking it, so a gateway's
+    ``{"html-message": "Network connection lost."}`` (Portkey) becomes a ``ChatCompletion``
+    with no choices. Its ``error`` member is read like an error in a stream; any other body
+    is ``upstream.invalid_response``. ``None`` when the body had none of its own members.
+    """
+    extra = result if type(result) is dict else getattr(result, "model_extra", None)
+    if not isinstance(extra, dict) or not extra:
+        return None
+    error = extra.get("error")
+    if isinstance(error, (dict, str)):
+        found = _from_error_object(error if isinstance(error, dict) else {"message": error})
+    else:
+        from .._answers import not_a_result
+
+        found = not_a_result(extra, NAME)
+    found.result = result
     return found
 
 
