@@ -186,8 +186,9 @@ class Facts:
 
     @property
     def request_id(self) -> str | None:
-        """The request id the vendor gave, else the first of its ``id_headers`` present."""
-        if self._request_id is None and self.id_headers and self.raw_headers is not None:
+        """The first of the vendor's ``id_headers`` present, else the id it gave otherwise
+        (in the body, or as the SDK's attribute): the header is what its support asks for."""
+        if self.id_headers and self.raw_headers is not None:
             headers = self.headers
             for name in self.id_headers:
                 if headers.get(name):

@@ -166,7 +166,10 @@ class Cassette(NamedTuple):
         found = []
         for line in self.body.splitlines():
             if line.startswith("data:") and line[5:].strip().startswith(("{", "[")):
-                found.append(json.loads(line[5:]))
+                try:
+                    found.append(json.loads(line[5:]))
+                except ValueError:  # "data: [DONE]", the end marker of an OpenAI stream
+                    continue
         return found
 
     def json(self) -> Any:

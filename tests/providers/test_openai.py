@@ -127,12 +127,29 @@ def counted_context_message() -> HarnessError:
     return normalize(exc)
 
 
+def required_tool_never_called() -> HarnessError:
+    """A server refusing a turn that ``tool_choice="required"`` asked to end in a tool call.
+
+    Constructed: Groq's wording for it, with the ``tool_use_failed`` code its other tool
+    refusals carry (``cassettes/openai/groq_tool_*``); no recording of this one was found.
+    """
+    body = {
+        "error": {
+            "message": "Tool choice is required, but model did not call a tool",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+        }
+    }
+    return from_response(400, {}, json.dumps(body), provider="openai")
+
+
 TABLE_CASES = [
     status_529,
     quota_message,
     vector_store_timeout,
     missing_key,
     counted_context_message,
+    required_tool_never_called,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -147,6 +164,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
+        (required_tool_never_called, "output.malformed", False, "feedback"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
