@@ -8,7 +8,7 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 
 from __future__ import annotations
 
-from ._readers import exception_reader, response_readers
+from ._readers import ROUTES, exception_reader, response_readers
 from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
 
@@ -116,15 +116,19 @@ def _through_chain(exc: BaseException, provider: str | None) -> HarnessError | N
 _GROUP_TYPES: dict[type, bool] = {}
 
 
-def _group_members(exc: BaseException) -> list[BaseException] | None:
-    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    cls = type(exc)
+def _group_type(cls: type) -> bool:
+    """Whether ``cls`` is an exception group (builtin, or the ``exceptiongroup`` backport)."""
     grouped = _GROUP_TYPES.get(cls)
     if grouped is None:
         grouped = _GROUP_TYPES[cls] = any(
             k.__name__.endswith("ExceptionGroup") for k in cls.__mro__
         )
-    if not grouped:
+    return grouped
+
+
+def _group_members(exc: BaseException) -> list[BaseException] | None:
+    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
+    if not _group_type(type(exc)):
         return None
     members = getattr(exc, "exceptions", None)
     if isinstance(members, (list, tuple)) and members:
@@ -215,10 +219,33 @@ def _registered(exc: BaseException) -> HarnessError | None:
         return None
 
 
+def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
+    """The adapter's ``normalize`` for exceptions of ``cls`` when nothing else can come first.
+
+    That is: no reader is registered for ``cls``, it is no exception group, and its module
+    names the adapter (so ``provider=`` cannot change which adapter reads it). Else ``None``,
+    and ``_known`` takes every step. Decided once per class (see ``_readers.ROUTES``).
+    """
+    if exception_reader(cls) is not None or _group_type(cls):
+        return None
+    name = _providers().provider_of_type(cls)
+    return None if name is None else _providers().adapter(name).normalize
+
+
+_UNSET: Final = object()
+
+
 def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     """The answer for an exception the library knows, or ``None``."""
     if isinstance(exc, HarnessError):
         return exc.problem  # a drop-in's harness side; a plain error itself
+    cls = type(exc)
+    route = ROUTES.get(cls, _UNSET)
+    if route is _UNSET:
+        route = ROUTES[cls] = _route(cls)
+    if route is not None:
+        found = route(exc)  # type: ignore[operator]
+        return found if found is not None else _stdlib(exc)
     err = _registered(exc)
     if err is not None:
         return err
@@ -228,6 +255,12 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)
+        if err is not None:
+            return err
+    if type(exc).__name__ == "JSONDecodeError":  # from inside an SDK's call, or the caller's
+        from ._answers import decode_error
+
+        err = decode_error(exc)
         if err is not None:
             return err
     return _stdlib(exc)
@@ -369,13 +402,27 @@ def _result_provider(result: Any) -> str | None:
         return root
     if type(result).__module__.startswith("google.genai"):
         return "google"
+    if root == "cohere":
+        return "cohere"
+    if isinstance(result, dict) and (
+        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
+    ):
+        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
     if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
         return "google"
     if field(result, "choices") is not None or field(result, "object") == "response":
         return "openai"
     if field(result, "stop_reason") is not None or field(result, "type") == "message":
         return "anthropic"
+    reason = result.get("finish_reason") if isinstance(result, dict) else None
+    if isinstance(reason, str) and reason.isupper():
+        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
+        # choices, lower case)
     return None
+
+
+_SDKS: Final = ("openai", "anthropic", "google")
+"""Providers whose SDKs never return text as a generating call's result."""
 
 
 def diagnose(
@@ -387,6 +434,12 @@ def diagnose(
     """
     provider = _provider_name(provider)
     try:
+        if isinstance(result, (str, bytes, bytearray)) and provider in _SDKS:
+            from ._answers import not_an_answer  # no SDK returns text as its answer
+
+            found = not_an_answer(result, provider)
+            found.result = result
+            return found
         name = provider or _result_provider(result)
         if name is None or name == "http":
             return None

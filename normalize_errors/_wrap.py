@@ -86,6 +86,18 @@ GENERATING: Final[dict[tuple[str, str], frozenset[str]]] = {
     ),
     ("google.genai.models", "Models"): frozenset({"generate_content", "generate_content_stream"}),
     ("google.genai.chats", "Chat"): frozenset({"send_message", "send_message_stream"}),
+    # the native SDKs of OpenAI-compatible vendors (read by the openai adapter)
+    ("groq.resources.chat.completions", "Completions"): frozenset({"create"}),
+    ("together.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
+    ("cerebras.cloud.sdk.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
+    ("fireworks.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
+    ("mistralai.client.chat", "Chat"): frozenset(
+        {"complete", "complete_async", "stream", "stream_async"}
+    ),
+    ("cohere.client_v2", "ClientV2"): frozenset({"chat", "chat_stream"}),
+    ("botocore.client", "BedrockRuntime"): frozenset(
+        {"converse", "converse_stream", "invoke_model_with_response_stream"}
+    ),
 }
 """The methods whose results ``wrap()`` checks: (resource package, class) -> method names.
 
@@ -174,6 +186,21 @@ def _max_attempts(client: Any) -> int | None:
     return None
 
 
+_SDK_ROOTS: Final = frozenset(
+    {
+        "openai",
+        "anthropic",
+        "groq",
+        "together",
+        "cerebras",
+        "fireworks",
+        "mistralai",
+        "cohere",
+        "botocore",
+    }
+)
+"""Top-level modules of the SDKs whose objects (resources, results, streams) ``wrap()`` wraps."""
+
 # What to do with a value coming out of the real client, decided once per type.
 _PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY = range(6)
 _KINDS: dict[tuple[type, bool], int] = {}
@@ -197,7 +224,7 @@ def _kind(value: Any, from_call: bool) -> int:
         return kind
     module = getattr(cls, "__module__", "") or ""
     root = module.partition(".")[0]
-    sdk = root in ("openai", "anthropic") or module.startswith("google.genai")
+    sdk = root in _SDK_ROOTS or module.startswith("google.genai")
     if isinstance(value, (_DATA, type)) or value is None:
         kind = _PLAIN
     elif inspect.isgenerator(value):
@@ -243,6 +270,11 @@ def _after(
 ) -> Any:
     kind = _kind(value, from_call)
     if kind == _PLAIN:
+        # text from a generating call is a page or a gateway, not an answer
+        if from_call and type(value) is str and options.check and options.generating:
+            raise _not_an_answer(value, options.provider, owner)
+        if options.generating and type(value) is dict:  # boto3: results are plain dicts
+            return _plain_result(value, options, tools, owner)
         return value
     if kind == _MODEL:
         return _checked(value, options, tools)
@@ -253,6 +285,17 @@ def _after(
     if kind == _PAGE:
         _checked(value, options, tools)
     return _Proxy(value, options.child(value))
+
+
+def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: Any) -> Any:
+    """A generating method's plain-dict result (boto3's Bedrock runtime): checked; its event
+    ``stream`` (ConverseStream, InvokeModelWithResponseStream) wrapped in place."""
+    stream = value.get("stream", value.get("body"))
+    if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, _DATA):
+        key = "stream" if "stream" in value else "body"
+        value[key] = _Stream(stream, options, tools, owner)
+        return value
+    return _checked(value, options, tools)
 
 
 class _Proxy:
@@ -603,6 +646,27 @@ def wrap(
     return cast("_T", _Proxy(client, options))
 
 
+def _generating_method(func: Any) -> bool:
+    """Whether ``func`` is an SDK's generating method (bound), whose text result is no answer."""
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", None)
+    if owner is None or not isinstance(name, str):
+        return False
+    try:
+        return generates(owner, name)
+    except Exception:  # an odd owner: not an SDK resource
+        return False
+
+
+def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
+    """The error for text an SDK's generating call returned (the caller raises it)."""
+    from ._answers import not_an_answer, provider_of
+
+    err = not_an_answer(result, provider or provider_of(owner))
+    err.result = result
+    return err
+
+
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
@@ -659,26 +723,35 @@ class _Normalizer:
 
             return cast("_F", agenerate)
         if inspect.iscoroutinefunction(func):
+            sdk_acall = _generating_method(func)
 
             @functools.wraps(func)
             async def arun(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    return await func(*args, **kwargs)
+                    result = await func(*args, **kwargs)
                 except HarnessError:
                     raise
                 except Exception as exc:
                     raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                if sdk_acall and isinstance(result, (str, bytes)):
+                    raise _not_an_answer(result, provider, getattr(func, "__self__", None))
+                return result
 
             return cast("_F", arun)
+
+        sdk_call = _generating_method(func)
 
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
             except HarnessError:
                 raise
             except Exception as exc:
                 raise typed_error(exc, provider=provider, dropin=dropin) from exc
+            if sdk_call and isinstance(result, (str, bytes)):
+                raise _not_an_answer(result, provider, getattr(func, "__self__", None))
+            return result
 
         return cast("_F", run)
 

@@ -132,6 +132,8 @@ class Scenario:
         self.metadata = metadata
         self.interactions = interactions
         self.provider: str = metadata["provider"]
+        self.sdk: str | None = metadata.get("sdk")
+        """Another vendor's SDK that makes the call (``_calls.SDKS``), else the provider's."""
         self.name: str = metadata.get("name", path.stem)
         self.call: str = metadata["call"]
         self.stream: bool = bool(metadata.get("stream", False))
@@ -285,6 +287,8 @@ def run(
         "request": request,
         "client": scenario.client,
     }
+    if scenario.sdk is not None:
+        options["sdk"] = scenario.sdk
     if prepare is not None:
         options["prepare"] = prepare
     with use_cassette(scenario.path):

@@ -159,3 +159,141 @@ def test_classify_reads_a_uhp_envelope_by_name_or_header(tmp_path: Path) -> None
         problem = json.loads(text)
         assert (problem["code"], problem["retryable"]) == ("upstream.rate_limited", False)
         assert problem["upstream"]["provider"] == "uhp"
+
+
+def test_replay_wrapped_goes_through_wrap_and_agrees() -> None:
+    """--wrapped replays through ``wrap(client)``: the drop-in error gives the same row."""
+    from normalize_errors.replay import shipped
+
+    path = str(shipped() / "anthropic" / "overloaded_529.yaml")
+    status, text = run("replay", "--wrapped", "--json", path)
+    assert status == 0
+    record = json.loads(text.splitlines()[0])
+    assert (record["code"], record["expected"]) == ("upstream.overloaded", True)
+    assert record["signal"] == "UpstreamOverloadedError"  # the drop-in raised by wrap()
+
+
+def test_classify_refuses_what_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not UTF-8, JSON that is no object: exit status 2 and a one-line reason, in-process."""
+    binary = tmp_path / "binary.http"
+    binary.write_bytes(b"HTTP/1.1 500 \r\n\r\n\xff\xfe")
+    status, text = run("classify", str(binary))
+    assert (status, text) == (2, "classify: the input is not UTF-8 text (byte 17)\n")
+    listed = tmp_path / "list.json"
+    listed.write_text('  {"status": 500} trailing', encoding="utf-8")
+    status, text = run("classify", str(listed))
+    assert status == 2
+    assert text.startswith("classify: the input is neither raw HTTP nor JSON")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"HTTP/1.1 503\n\n<html>")))
+    status, text = run("classify", "-")
+    assert status == 0
+    assert json.loads(text)["code"] == "upstream.unavailable"
+
+
+def test_classify_reads_headers_and_a_status_line_without_a_number(tmp_path: Path) -> None:
+    """A status line with no number leaves the status to the body; header lines are read."""
+    raw = tmp_path / "odd.http"
+    raw.write_bytes(b"HTTP/1.1\r\nretry-after: 9\r\nno colon here\r\n\r\n")
+    status, text = run("classify", str(raw))
+    assert status == 0
+    problem = json.loads(text)
+    assert problem["upstream"].get("status") is None
+
+
+def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> None:
+    """A script that makes no HTTP call: its exit status is returned, and nothing is written.
+
+    A script that raises is reported by its exception's class (a failure is often what one
+    means to record), and the command still answers.
+    """
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    status, text = run("record", "--out", str(tmp_path / "out"), str(quiet))
+    assert (status, text) == (3, "no HTTP exchange was recorded\n")
+    failing = tmp_path / "failing.py"
+    failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
+    status, text = run("record", "--out", str(tmp_path / "out"), str(failing))
+    assert status == 0
+    assert text.splitlines() == [
+        "the script raised builtins.KeyError",
+        "no HTTP exchange was recorded",
+    ]
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys\nsys.exit('bad usage')\n", encoding="utf-8")
+    assert run("record", "--out", str(tmp_path / "out"), str(silent))[0] == 1
+
+
+def cli(*argv: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    """The installed command line, as a user runs it (``python -m normalize_errors``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "normalize_errors", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pasted", "code", "retryable"),
+    [
+        (
+            '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+            "upstream.overloaded",
+            True,
+        ),
+        (
+            '{"type":"error","error":{"type":"invalid_request_error","message":"Your credit '
+            'balance is too low to access the Anthropic API."}}',
+            "upstream.rate_limited",
+            False,
+        ),
+        (
+            '{"error":{"message":"Incorrect API key provided: sk-abc***xyz.","type":'
+            '"invalid_request_error","code":"invalid_api_key"}}',
+            "upstream.authentication_failed",
+            False,
+        ),
+        (
+            '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).",'
+            '"status":"RESOURCE_EXHAUSTED"}}]',
+            "upstream.rate_limited",
+            True,
+        ),
+    ],
+)
+def test_classify_reads_a_bare_vendor_body(pasted: str, code: str, retryable: bool) -> None:
+    """A body pasted from a log, without status or headers, is read as the vendor's body."""
+    done = cli("classify", stdin=pasted)
+    assert done.returncode == 0
+    problem = json.loads(done.stdout)  # stdout holds the problem object and nothing else
+    assert (problem["code"], problem["retryable"]) == (code, retryable)
+    assert "bare error body" in done.stderr
+
+
+def test_classify_says_on_stderr_which_form_it_read() -> None:
+    raw = "HTTP/1.1 529 \r\ncontent-type: application/json\r\n\r\n{}"
+    assert "raw HTTP" in cli("classify", stdin=raw).stderr
+    wrapped = json.dumps({"status": 503, "headers": {}, "body": "upstream connect error"})
+    assert "JSON object with status" in cli("classify", stdin=wrapped).stderr
+    page = "<html><title>502 Bad Gateway</title></html>"
+    done = cli("classify", stdin=page)
+    assert "page" in done.stderr
+    assert "502 Bad Gateway" in json.loads(done.stdout)["detail"]
+
+
+@pytest.mark.parametrize("garbage", ["garbage here", "{}", "[]", "{not json", ""])
+def test_classify_exits_non_zero_when_nothing_could_be_read(garbage: str) -> None:
+    done = cli("classify", stdin=garbage)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "nothing could be read" in done.stderr
+
+
+def test_classify_help_documents_the_forms() -> None:
+    done = cli("classify", "--help", stdin="")
+    assert done.returncode == 0
+    for form in ("raw HTTP", "response object", "bare error body", "bare page", "Exit status"):
+        assert form in done.stdout

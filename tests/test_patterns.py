@@ -28,7 +28,7 @@ import pytest
 import normalize_errors
 from normalize_errors import _patterns
 from normalize_errors._lazy import LazyPattern
-from normalize_errors._rules import CONTEXT_WORDING, Facts, Rule
+from normalize_errors._rules import CONTEXT_COUNT, Facts, Rule
 
 # The parser behind re.compile (re._parser from Python 3.11, sre_parse before).
 _PARSER = "re._parser" if sys.version_info >= (3, 11) else "sre_parse"
@@ -50,7 +50,7 @@ def _modules() -> list[str]:
 
 def _rule_patterns() -> list[str]:
     """The message patterns of every rule table of every adapter, and the shared wording."""
-    found = {CONTEXT_WORDING}
+    found = {CONTEXT_COUNT}
     for name in _modules():
         if not name.startswith("normalize_errors.providers."):
             continue
@@ -60,7 +60,6 @@ def _rule_patterns() -> list[str]:
                 for row in value:
                     if isinstance(row, Rule) and row.message is not None:
                         found.add(row.message.pattern)
-                        found.update(part.pattern for _, part in row.parts or ())
     return sorted(found)
 
 
@@ -110,7 +109,7 @@ def test_rule_tables_match_only_the_cut_message() -> None:
     """Rule patterns run on ``Facts.lowered``: the message cut to ``MAX_MESSAGE``."""
     facts = Facts("openai", message="9" * 1_000_000)
     assert len(facts.lowered) == _patterns.MAX_MESSAGE
-    assert len(_rule_patterns()) >= 10
+    assert CONTEXT_COUNT in _rule_patterns()  # the shared wording is among those checked
 
 
 # -- each pattern is linear by its shape -------------------------------------------------------
@@ -243,7 +242,8 @@ def replace(value, in_rule=False):
 
 
 from_response(400, {}, "{}", provider="openai")  # load every adapter
-for name in ("openai", "anthropic", "google", "http"):
+from normalize_errors.providers import NAMES
+for name in NAMES:
     from_response(400, {}, "{}", provider=name)
 for pattern in _patterns.ALL:
     pattern._compiled = Recorder(pattern.compiled(), pattern.bound)
@@ -267,6 +267,22 @@ MESSAGES = [
     "Rate limit reached. Please try again in " + DIGITS1 + "ms",
     "Error in function " + "a" * N,
     "1 tokens > " * (N // 10),
+    "Trying to keep the first " + DIGITS1 + " tokens when context the overflows. However, the"
+    " model is loaded with context length of only " + DIGITS1 + " tokens",
+    "`inputs` tokens + `max_new_tokens` must be <= " + DIGITS1 + ". Given: " + DIGITS1
+    + " `inputs` tokens and " + DIGITS1 + " `max_new_tokens`",
+    "Input validation error: `inputs` must have less than " + DIGITS1 + " tokens. Given: "
+    + DIGITS1,
+    "Range of input length should be [1, " + DIGITS1 + "]",
+    "request (1 tokens) exceeds the available context size (" + DIGITS1 + " tokens)",
+    "Rate limit on tokens per min (TPM): Limit " + DIGITS1 + ", Used " + DIGITS1 + ", Requested "
+    + DIGITS1 + ". Please try again in 1s.",
+    "request reached project TPM rate limit, current: " + DIGITS1 + ", limit: " + DIGITS1
+    + ", try again later",
+    "Quota exceeded for metric: " + "a/" * N + ", limit: 0, try again later",
+    "attempted to call tool '" + "a" * N + "' which was not in request.tools",
+    "tool call validation failed: parameters for tool " + "a" * N + " did not match schema: "
+    + DIGITS1,
 ]
 PAGE = "<html><title>" + "<title" * N + "</title><hr><center>" + " " * N + "nginx" + "</html>"
 results = {}
@@ -283,6 +299,8 @@ def body(provider, message):
                 "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
                              "violations": [{"quotaId": "x" * N + "PerDay"}]}]}}
     code = "rate_limit_exceeded" if limited else "context_length_exceeded"
+    if " tool " in message:
+        code = "tool_use_failed"
     return {"error": {"message": message, "type": "invalid_request_error", "code": code}}
 
 

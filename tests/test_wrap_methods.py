@@ -281,7 +281,12 @@ def test_the_allowlist_names_real_sdk_methods() -> None:
                     assert callable(getattr(cls, name)), (cls, name)
                     assert generates(owner, name)
         assert not generates(owner, "count_tokens")
-    assert covered == set(GENERATING) - {("openai.resources.beta.chat.completions", "Completions")}
+    three = {
+        key for key in GENERATING if key[0].partition(".")[0] in ("openai", "anthropic", "google")
+    }
+    # the other SDKs' entries are checked where those SDKs are tested
+    # (tests/providers/test_native.py, test_cohere.py, test_bedrock.py)
+    assert covered == three - {("openai.resources.beta.chat.completions", "Completions")}
 
 
 # -- every model class of each SDK, through a non-generating method --------------------------------

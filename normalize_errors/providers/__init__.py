@@ -39,19 +39,30 @@ __all__ = [
     "provider_of",
     "provider_of_object",
     "provider_of_traceback",
+    "provider_of_type",
 ]
 
-NAMES: Final = ("anthropic", "google", "openai", "http")
+NAMES: Final = ("anthropic", "google", "openai", "bedrock", "cohere", "http")
 """The provider names, in the order ``from_response`` tries them on a body's shape.
 
 Anthropic's shape (``{"type": "error", "error": {...}}``) and Google's (a canonical status
 such as ``RESOURCE_EXHAUSTED``, or ``type.googleapis.com`` details) are the most specific,
-so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``."""
+so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``.
+Bedrock's and Cohere's bodies (``{"message": ...}``) have no shape of their own: they are
+recognised only by an AWS ``__type`` member, or read when named with ``provider=``."""
 
 _ROOTS: Final = {
     "openai": "openai",
+    # the native SDKs of OpenAI-compatible vendors, read by the openai adapter (its ROOTS)
+    "groq": "openai",
+    "together": "openai",
+    "cerebras": "openai",
+    "fireworks": "openai",
+    "mistralai": "openai",
     "anthropic": "anthropic",
     "google": "google",
+    "botocore": "bedrock",
+    "cohere": "cohere",
     "httpx": "http",
     "httpx2": "http",
     "httpcore": "http",
@@ -142,7 +153,11 @@ _BY_TYPE: dict[type, str | None] = {}
 
 def provider_of(exc: BaseException) -> str | None:
     """The provider whose SDK raised ``exc``, from its class's module (walking the MRO)."""
-    cls = type(exc)
+    return provider_of_type(type(exc))
+
+
+def provider_of_type(cls: type) -> str | None:
+    """The provider whose SDK defines exception class ``cls`` (walking its MRO)."""
     if cls in _BY_TYPE:
         return _BY_TYPE[cls]
     found = None

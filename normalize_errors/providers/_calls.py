@@ -9,6 +9,10 @@ chunks received. A failure propagates as the SDK raised it.
 ``prepare`` (optional) receives each client before the call, so callers can wrap it;
 ``client`` holds constructor options (``max_retries`` for openai and anthropic,
 ``http_options`` for google-genai) for scenarios where the SDK's own retries matter.
+
+``sdk`` names another vendor's SDK that speaks the provider's API: the native SDKs of
+OpenAI-compatible vendors (``SDKS``) make an ``"openai"`` scenario's chat call through their
+own client (``groq.Groq``, ``mistralai.Mistral``, ...).
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["BASE_URLS", "CALLS", "acall", "call", "http_library"]
+__all__ = ["BASE_URLS", "CALLS", "SDKS", "acall", "call", "http_library"]
 
 BASE_URLS: Final = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
     "google": "https://generativelanguage.googleapis.com",
+    "cohere": "https://api.cohere.com",
 }
 """The live API of each provider; cassettes record their requests against these hosts."""
 
@@ -30,12 +35,14 @@ DUMMY_KEYS: Final = {
     "openai": "sk-test-replay",
     "anthropic": "sk-ant-test-replay",
     "google": "test-replay-key",
+    "cohere": "test-replay-key",
 }
 
 CALLS: Final = {
     "openai": ("chat.completions.create", "responses.create", "images.generate"),
     "anthropic": ("messages.create",),
     "google": ("models.generate_content", "models.generate_content_stream"),
+    "cohere": ("chat", "chat_stream"),
     "http": ("post",),
 }
 """The calls a scenario can name, per provider."""
@@ -44,7 +51,17 @@ _MODELS: Final = {
     "openai": "gpt-4o-mini",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
+    "cohere": "command-a-03-2025",
 }
+
+SDKS: Final = {
+    "groq": ("groq", "Groq", "https://api.groq.com"),
+    "together": ("together", "Together", "https://api.together.ai"),
+    "cerebras": ("cerebras.cloud.sdk", "Cerebras", "https://api.cerebras.ai"),
+    "fireworks": ("fireworks", "Fireworks", "https://api.fireworks.ai"),
+    "mistralai": ("mistralai.client", "Mistral", "https://api.mistral.ai"),
+}
+"""Native SDKs of OpenAI-compatible vendors: sdk -> (module, client class, live API)."""
 
 Prepare = Callable[[Any], Any]
 
@@ -88,12 +105,22 @@ def _client(
     *,
     prepare: Prepare,
     options: dict[str, Any],
+    sdk: str | None = None,
 ) -> Any:
     key = api_key or DUMMY_KEYS.get(provider, "")
+    if sdk is not None:
+        module, name, live = SDKS[sdk]
+        cls = getattr(importlib.import_module(module), name)
+        if sdk == "mistralai":  # Speakeasy: no retries unless configured, server_url
+            return prepare(cls(api_key=key, server_url=base_url or live))
+        if mode == "async":
+            cls = getattr(importlib.import_module(module), "Async" + name)
+        settings = {"max_retries": 0, **options}
+        return prepare(cls(api_key=key, base_url=base_url or live, **settings))
     if provider in ("openai", "anthropic"):
-        sdk = importlib.import_module(provider)
+        package = importlib.import_module(provider)
         name = {"openai": "OpenAI", "anthropic": "Anthropic"}[provider]
-        cls = getattr(sdk, ("Async" + name) if mode == "async" else name)
+        cls = getattr(package, ("Async" + name) if mode == "async" else name)
         settings = {"max_retries": 0, **options}
         return prepare(cls(api_key=key, base_url=base_url or BASE_URLS[provider], **settings))
     if provider == "google":
@@ -103,7 +130,29 @@ def _client(
         http_options = {"api_version": "v1beta", **({"base_url": base_url} if base_url else {})}
         http_options.update(options.get("http_options") or {})
         return prepare(genai.Client(api_key=key, http_options=http_options))
+    if provider == "cohere":
+        cohere = importlib.import_module("cohere")
+        httpx = importlib.import_module("httpx")  # cohere's own HTTP library
+        # an httpx client given explicitly: cohere's async client would otherwise take
+        # aiohttp when httpx-aiohttp is installed
+        if mode == "async":
+            cls, http_client = cohere.AsyncClientV2, httpx.AsyncClient(timeout=30)
+        else:
+            cls, http_client = cohere.ClientV2, httpx.Client(timeout=30)
+        url = base_url or BASE_URLS["cohere"]
+        return prepare(cls(api_key=key, base_url=url, httpx_client=http_client))
     raise ValueError(f"no SDK client for provider {provider!r}")
+
+
+def _cohere_kwargs(request: dict[str, Any]) -> dict[str, Any]:
+    """A Cohere v2 chat call's arguments, with the SDK's own retries off."""
+    kwargs: dict[str, Any] = {
+        "model": _MODELS["cohere"],
+        "messages": [{"role": "user", "content": "Hello"}],
+        "request_options": {"max_retries": 0},
+    }
+    kwargs.update(request)
+    return kwargs
 
 
 def call(
@@ -117,20 +166,29 @@ def call(
     request: dict[str, Any] | None = None,
     client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
+    sdk: str | None = None,
 ) -> Any:
     """Make the scenario's call synchronously; return the result or the stream's chunks."""
     request = dict(request or {})
     if provider == "http":
         return _http_post(url or base_url or "", request, stream, "sync", prepare)
-    sdk = _client(provider, "sync", base_url, api_key, prepare=prepare, options=client or {})
+    made = _client(
+        provider, "sync", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
+    )
+    if sdk == "mistralai":
+        return _method(made, name)(**_kwargs(provider, name, False, request))
+    sdk_client = made
+    if provider == "cohere":
+        out = _method(sdk_client, name)(**_cohere_kwargs(request))
+        return list(out) if name.endswith("_stream") else out
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(sdk, name)
+        method = _method(sdk_client, name)
         out = method(model=model, contents=contents, **request)
         return list(out) if name.endswith("_stream") else out
     kwargs = _kwargs(provider, name, stream, request)
-    out = _method(sdk, name)(**kwargs)
+    out = _method(sdk_client, name)(**kwargs)
     if stream:
         with out as events:
             return list(events)
@@ -148,22 +206,32 @@ async def acall(
     request: dict[str, Any] | None = None,
     client: dict[str, Any] | None = None,
     prepare: Prepare = _keep,
+    sdk: str | None = None,
 ) -> Any:
     """The asynchronous twin of ``call``, through the SDK's async client."""
     request = dict(request or {})
     if provider == "http":
         return await _ahttp_post(url or base_url or "", request, stream, prepare)
-    sdk = _client(provider, "async", base_url, api_key, prepare=prepare, options=client or {})
+    made = _client(
+        provider, "async", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
+    )
+    if sdk == "mistralai":  # one client, ``_async`` twins of its methods
+        return await _method(made, name + "_async")(**_kwargs(provider, name, False, request))
+    sdk_client = made
+    if provider == "cohere":
+        if name.endswith("_stream"):
+            return [event async for event in _method(sdk_client, name)(**_cohere_kwargs(request))]
+        return await _method(sdk_client, name)(**_cohere_kwargs(request))
     if provider == "google":
         model = request.pop("model", _MODELS["google"])
         contents = request.pop("contents", "Hello")
-        method = _method(sdk.aio, name)
+        method = _method(sdk_client.aio, name)
         out = await method(model=model, contents=contents, **request)
         if name.endswith("_stream"):
             return [chunk async for chunk in out]
         return out
     kwargs = _kwargs(provider, name, stream, request)
-    out = await _method(sdk, name)(**kwargs)
+    out = await _method(sdk_client, name)(**kwargs)
     if stream:
         async with out as events:
             return [event async for event in events]

@@ -143,15 +143,16 @@ def test_the_repair_loop_re_prompts_with_the_parsers_feedback() -> None:
     assert prompts[1].endswith("Answer with valid JSON only.")
 
 
-def test_a_bedrock_context_overflow_is_read_by_the_context_overflow_row() -> None:
+def test_a_bedrock_context_overflow_is_read_by_the_bedrock_adapter() -> None:
     """ChatBedrockConverse over a real botocore client: 400 "Input is too long".
 
     langchain-aws re-raises botocore's ValidationException as a class that is also
-    langchain-core's ``ContextOverflowError``; botocore has no provider adapter here, so the
-    LangChain reader's ``ContextOverflowError`` row answers. The only other raisers installed
-    (langchain-openai's two overflow classes) are also openai's and go to the OpenAI adapter.
-    The response comes from ``recorded/bedrock_input_too_long_400.yaml`` (its source there),
-    served through botocore's ``before-send`` event, so botocore's own parser reads it.
+    langchain-core's ``ContextOverflowError``. Like langchain-openai's overflow classes (also
+    ``openai.*``) it is left to the provider adapter, here Bedrock's, which keeps the status
+    and request id: no installed package raises a bare ``ContextOverflowError``, so that row
+    of the LangChain reader is read by name only. The response comes from
+    ``recorded/bedrock_input_too_long_400.yaml`` (its source there), served through
+    botocore's ``before-send`` event, so botocore's own parser reads it.
     """
     pytest.importorskip("langchain_aws")
     from pathlib import Path
@@ -185,7 +186,8 @@ def test_a_bedrock_context_overflow_is_read_by_the_context_overflow_row() -> Non
     assert isinstance(exc, ContextOverflowError)
     err = valid(normalize(exc))
     assert (err.code, err.retryable) == ("context.window_exceeded", False)
-    assert err.upstream["framework"] == "langchain"
+    assert (err.upstream["provider"], err.upstream["status"]) == ("bedrock", 400)
+    assert err.upstream["request_id"] == "16fb0962-139d-4c70-ba9c-602d9630e854"
     assert err.upstream["exception"].startswith("langchain_aws.")
     assert "Input is too long" in (err.detail or "")
     assert err.__cause__ is exc

@@ -20,7 +20,7 @@ def test_every_shipped_cassette_has_a_public_name_that_finds_it() -> None:
     for row in rows:
         assert find(row["name"]) == shipped() / f"{row['name']}.yaml"
         assert row["source"], row["name"]  # every shipped response names its public source
-        assert row["provider"] in ("openai", "anthropic", "google", "http")
+        assert row["provider"] in ("openai", "anthropic", "google", "cohere", "http")
     by_name = {row["name"]: row for row in rows}
     assert by_name["anthropic/overloaded_529"]["code"] == "upstream.overloaded"
     assert by_name["anthropic/overloaded_529"]["status"] == 529

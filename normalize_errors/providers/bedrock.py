@@ -1,0 +1,661 @@
+"""AWS Bedrock: the Bedrock runtime (Converse, ConverseStream, InvokeModel) through boto3/botocore.
+
+Reads botocore's exceptions by module and attributes, never importing botocore: a
+``ClientError`` (and the typed classes botocore makes at run time, ``ThrottlingException``,
+``ValidationException``, ...; and ``EventStreamError``, raised for an exception event in the
+middle of a stream) carries ``response["Error"]["Code"]``/``["Message"]`` and
+``response["ResponseMetadata"]`` (``HTTPStatusCode``, ``HTTPHeaders`` with ``x-amzn-errortype``
+and ``x-amzn-requestid``, ``RetryAttempts``); botocore's own connection, timeout and
+credential errors carry no response. Raw error responses (``from_response(...,
+provider="bedrock")``) are read from the ``x-amzn-errortype`` header and the ``message`` of
+the body. Converse results, ConverseStream events, InvokeModel bodies (the model's own JSON,
+with Bedrock's ``amazon-bedrock-guardrailAction``) and InvokeModelWithResponseStream chunks
+are read for failure stop reasons.
+
+Facts worth knowing (see ``TABLE`` for the mapping):
+
+* the error code is the exception's class name on the wire (``ThrottlingException``); inside
+  a stream it starts lower case (``throttlingException``, ``modelStreamErrorException``), so
+  codes are compared lower-cased;
+* ``ThrottlingException`` says "Too many tokens, please wait before trying again": a rate
+  limit, although its wording is close to a context overflow's; only a
+  ``ValidationException`` (or ``ModelErrorException``) is read for context-window wording
+  ("Input is too long for requested model", "prompt is too long: N tokens > M maximum");
+* ``ModelNotReadyException`` (429) is a model still loading, which the AWS SDK itself retries:
+  ``upstream.unavailable``, not a rate limit;
+* every ``botocore`` exception is read here, whatever AWS service raised it (the
+  ``upstream.operation`` member names the call), so a ``ClientError`` of another service is
+  reported with provider ``"bedrock"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._rules import (
+    CONTEXT_WORDS,
+    Facts,
+    Rule,
+    StopRow,
+    build,
+    class_entry,
+    classify,
+    offered_names,
+    rule,
+    stop_error,
+    tool_call_problem,
+)
+from .._signals import (
+    body_text,
+    field,
+    integer,
+    lower_headers,
+    parse_body,
+    sequence,
+    short,
+    text_of,
+)
+from ..exceptions import HarnessError
+
+__all__ = [
+    "CLASSES",
+    "NAME",
+    "STOP_REASONS",
+    "TABLE",
+    "diagnose",
+    "diagnose_stream",
+    "from_response",
+    "looks_like",
+    "normalize",
+]
+
+NAME: Final = "bedrock"
+
+_AUTH_IDS: Final = (
+    "accessdeniedexception",
+    "expiredtokenexception",
+    "expiredtoken",
+    "unrecognizedclientexception",
+    "invalidsignatureexception",
+    "incompletesignature",
+    "missingauthenticationtokenexception",
+    "signaturedoesnotmatch",
+    "invalidclienttokenid",
+)
+
+TABLE: Final[tuple[Rule, ...]] = (
+    rule(
+        "context.window_exceeded",
+        "`ValidationException` or `ModelErrorException` whose message says the input is over "
+        'the context window ("Input is too long for requested model", "prompt is too long: N '
+        'tokens > M maximum", "too many input tokens")',
+        retryable=False,
+        ids=["validationexception", "modelerrorexception"],
+        words=CONTEXT_WORDS,
+    ),
+    rule(
+        "upstream.rate_limited",
+        '`ThrottlingException` over a daily quota ("Too many tokens per day, please wait '
+        'before trying again"): waiting seconds does not lift it',
+        retryable=False,
+        ids=["throttlingexception"],
+        words=("per day",),
+    ),
+    rule(
+        "upstream.rate_limited",
+        '`ThrottlingException` (429, "Too many requests/tokens, please wait before trying '
+        'again"), also mid-stream',
+        retryable=True,
+        ids=["throttlingexception"],
+    ),
+    rule(
+        "upstream.rate_limited",
+        "`ServiceQuotaExceededException`: over an account quota; the API reference says to "
+        "resubmit later",
+        retryable=True,
+        ids=["servicequotaexceededexception"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "`AccessDeniedException` (no access to the model or action), `ExpiredTokenException`, "
+        "`UnrecognizedClientException`, `InvalidSignatureException` and other signature codes",
+        retryable=False,
+        ids=_AUTH_IDS,
+    ),
+    rule(
+        "upstream.unavailable",
+        "`ModelNotReadyException` (the model is loading; the AWS SDK retries it), "
+        "`ModelTimeoutException` (408), `ServiceUnavailableException` (503), "
+        "`InternalServerException` (500), `ModelStreamErrorException` (mid-stream; the API "
+        "reference says to retry)",
+        retryable=True,
+        ids=[
+            "modelnotreadyexception",
+            "modeltimeoutexception",
+            "serviceunavailableexception",
+            "serviceunavailable",
+            "internalserverexception",
+            "internalfailure",
+            "modelstreamerrorexception",
+        ],
+    ),
+    rule(
+        "upstream.unavailable",
+        "`ModelErrorException` (424): the model failed on this request; sent again unchanged "
+        "it usually fails again",
+        retryable=False,
+        ids=["modelerrorexception"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        "`ValidationException`, `ResourceNotFoundException` (an unknown model or inference "
+        "profile), `ConflictException`",
+        retryable=False,
+        ids=["validationexception", "resourcenotfoundexception", "conflictexception"],
+    ),
+)
+"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    "EventStreamError": None,
+    "ClientError": None,
+    "ConnectTimeoutError": ("upstream.unavailable", True),
+    "ReadTimeoutError": ("upstream.unavailable", True),
+    "EndpointConnectionError": ("upstream.unavailable", True),
+    "ConnectionClosedError": ("upstream.unavailable", True),
+    "ProxyConnectionError": ("upstream.unavailable", True),
+    "SSLError": ("upstream.unavailable", True),
+    "HTTPClientError": ("upstream.unavailable", True),
+    "ResponseStreamingError": ("upstream.unavailable", True),
+    "NoCredentialsError": ("upstream.authentication_failed", False),
+    "PartialCredentialsError": ("upstream.authentication_failed", False),
+    "CredentialRetrievalError": ("upstream.authentication_failed", False),
+    "TokenRetrievalError": ("upstream.authentication_failed", False),
+    "UnauthorizedSSOTokenError": ("upstream.authentication_failed", False),
+    "SSOTokenLoadError": ("upstream.authentication_failed", False),
+    "NoAuthTokenError": ("upstream.authentication_failed", False),
+    "ParamValidationError": ("upstream.invalid_request", False),
+    "UndefinedModelAttributeError": None,
+    "BotoCoreError": None,
+}
+"""botocore exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
+
+The first class of the exception's MRO found here decides. ``ClientError`` covers the typed
+classes botocore makes at run time for each service error. ``ParamValidationError`` (the
+request failed botocore's own check of the parameters, before it was sent) is a wrong
+request. A bare ``BotoCoreError`` (a misconfiguration: no region, an unknown service) and
+``UndefinedModelAttributeError`` (a botocore data bug) are left to ``harness.internal_error``.
+"""
+
+_CONNECTION: Final = frozenset(
+    {
+        "ConnectTimeoutError",
+        "ReadTimeoutError",
+        "EndpointConnectionError",
+        "ConnectionClosedError",
+        "ProxyConnectionError",
+        "SSLError",
+        "HTTPClientError",
+        "ResponseStreamingError",
+    }
+)
+
+
+# -- reading error objects ----------------------------------------------------------------------
+
+
+def _error_type(header: str | None) -> str | None:
+    """``ThrottlingException`` from ``x-amzn-errortype: ThrottlingException:http://...``."""
+    if not header:
+        return None
+    name = header.partition(":")[0].strip()
+    return name.rpartition("#")[2] or None
+
+
+def _facts(
+    status: int | None,
+    headers: dict[str, str],
+    code: str | None,
+    message: str | None,
+    *,
+    body: Any = None,
+    text: str = "",
+    exception: str | None = None,
+    request_id: str | None = None,
+    in_stream: bool = False,
+    attempts: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Facts:
+    code = code or _error_type(headers.get("x-amzn-errortype"))
+    return Facts(
+        NAME,
+        status=status,
+        headers=headers,
+        body=body,
+        text=text,
+        message=message,
+        vendor_code=code,
+        request_id=request_id or headers.get("x-amzn-requestid") or headers.get("x-amz-request-id"),
+        exception=exception,
+        in_stream=in_stream,
+        attempts=attempts,
+        extra=extra,
+    )
+
+
+def _message_of(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return None
+    for name in ("message", "Message", "errorMessage"):
+        value = body.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def looks_like(body: Any) -> bool:
+    """Whether a parsed body has an AWS JSON error shape (``__type`` naming an exception).
+
+    Bedrock's REST answers often carry only ``{"message": ...}`` with the type in the
+    ``x-amzn-errortype`` header; those are read with ``provider="bedrock"``.
+    """
+    if not isinstance(body, dict):
+        return False
+    kind = body.get("__type")
+    return isinstance(kind, str) and (kind.endswith("Exception") or "#" in kind)
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw Bedrock runtime error response."""
+    low = lower_headers(headers)
+    number = integer(status)
+    parsed = parse_body(body)
+    code = _error_type(text_of(parsed.get("__type"))) if isinstance(parsed, dict) else None
+    message = _message_of(parsed)
+    text = body_text(body)
+    if message is None and parsed is None and text and not text.lstrip().startswith("<"):
+        message = short(text.strip(), 2048) or None
+    facts = _facts(number, low, code, message, body=parsed, text=text)
+    result, retryable = classify(TABLE, facts)
+    return build(result, retryable, facts)
+
+
+# -- botocore exceptions ------------------------------------------------------------------------
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of botocore (boto3's Bedrock runtime), or ``None``."""
+    entry = class_entry(exc, CLASSES, "botocore")
+    if entry is None:
+        return None
+    name, fixed = entry
+    if name in ("BotoCoreError", "UndefinedModelAttributeError"):
+        return None
+    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    extra: dict[str, Any] = {}
+    operation = text_of(field(exc, "operation_name"))
+    if operation:
+        extra["operation"] = operation
+    if fixed is not None:
+        code, retryable = fixed
+        message = _text(exc)
+        vendor = None
+        if name in _CONNECTION:
+            vendor = "timeout" if "Timeout" in name else "connection_error"
+            endpoint = text_of(field(field(exc, "kwargs"), "endpoint_url"))
+            if endpoint:
+                extra["endpoint"] = endpoint
+        facts = _facts(None, {}, vendor, message, exception=qualname, extra=extra)
+        return build(code, retryable, facts)
+    response = field(exc, "response")
+    error = field(response, "Error")
+    meta = field(response, "ResponseMetadata")
+    headers = lower_headers(field(meta, "HTTPHeaders"))
+    status = integer(field(meta, "HTTPStatusCode"))
+    vendor_code = text_of(field(error, "Code"))
+    message = text_of(field(error, "Message")) or text_of(field(response, "message"))
+    in_stream = name == "EventStreamError"
+    if in_stream:
+        original = integer(field(error, "originalStatusCode", "OriginalStatusCode"))
+        if original is not None:
+            extra["original_status"] = original
+        original_message = text_of(field(error, "originalMessage", "OriginalMessage"))
+        if original_message:
+            extra["original_message"] = short(original_message)
+    retries = integer(field(meta, "RetryAttempts"))
+    facts = _facts(
+        None if in_stream and (status is None or 200 <= status <= 299) else status,
+        headers,
+        vendor_code,
+        message,
+        exception=qualname,
+        request_id=text_of(field(meta, "RequestId")),
+        in_stream=in_stream,
+        attempts=None if retries is None else retries + 1,
+        extra=extra,
+    )
+    result, retryable = classify(TABLE, facts)
+    return build(result, retryable, facts)
+
+
+def _text(exc: BaseException) -> str | None:
+    try:
+        text = str(exc)
+    except Exception:
+        return None
+    return short(text, 2048) or None
+
+
+# -- results ----------------------------------------------------------------------------------
+
+_STOPS: Final[dict[str, tuple[str, str]]] = {
+    "max_tokens": ("output.truncated", "The output stopped at the maxTokens limit."),
+    "guardrail_intervened": (
+        "policy.guardrail_triggered",
+        "A Bedrock guardrail intervened and replaced the output.",
+    ),
+    "content_filtered": ("policy.content_filtered", "The output was blocked by a content filter."),
+    "model_context_window_exceeded": (
+        "context.window_exceeded",
+        "The output stopped because the model's context window is full.",
+    ),
+    "malformed_model_output": ("output.malformed", "The model returned malformed output."),
+    "malformed_tool_use": (
+        "output.invalid_tool_arguments",
+        "The model returned a malformed tool call.",
+    ),
+}
+"""Converse ``stopReason`` -> (code, detail)."""
+
+_QUIET: Final = frozenset({"tool_use", "stop_sequence"})
+
+
+def _converse(stop: str, content: list[Any], **more: Any) -> dict[str, Any]:
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        **more,
+    }
+
+
+_SOME_TEXT: Final = [{"text": "The fifty states are"}]
+
+STOP_REASONS: Final[tuple[StopRow, ...]] = (
+    StopRow(
+        "Converse `stopReason: max_tokens`", "output.truncated", _converse("max_tokens", _SOME_TEXT)
+    ),
+    StopRow(
+        "Converse `stopReason: guardrail_intervened` (the guardrail's `trace` kept)",
+        "policy.guardrail_triggered",
+        _converse("guardrail_intervened", [{"text": "Sorry, the model cannot answer this."}]),
+    ),
+    StopRow(
+        "Converse `stopReason: content_filtered`",
+        "policy.content_filtered",
+        _converse("content_filtered", []),
+    ),
+    StopRow(
+        "Converse `stopReason: model_context_window_exceeded`",
+        "context.window_exceeded",
+        _converse("model_context_window_exceeded", _SOME_TEXT),
+    ),
+    StopRow(
+        "Converse `stopReason: malformed_model_output`",
+        "output.malformed",
+        _converse("malformed_model_output", []),
+    ),
+    StopRow(
+        "Converse `stopReason: malformed_tool_use`",
+        "output.invalid_tool_arguments",
+        _converse("malformed_tool_use", []),
+    ),
+    StopRow(
+        "`toolUse` block naming a tool that was not offered (`tools=` given, `toolSpec` "
+        "entries or names)",
+        "output.unknown_tool",
+        _converse(
+            "tool_use", [{"toolUse": {"toolUseId": "tooluse_1", "name": "rm_rf", "input": {}}}]
+        ),
+        [{"toolSpec": {"name": "get_time", "inputSchema": {"json": {"type": "object"}}}}],
+    ),
+    StopRow(
+        "`stopReason: end_turn` with no content",
+        "output.empty",
+        _converse("end_turn", []),
+    ),
+    StopRow(
+        'InvokeModel body with `"amazon-bedrock-guardrailAction": "INTERVENED"`',
+        "policy.guardrail_triggered",
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Sorry, the model cannot answer this."}],
+            "stop_reason": "end_turn",
+            "amazon-bedrock-guardrailAction": "INTERVENED",
+        },
+    ),
+)
+"""Failure signals in successful results, with a minimal example of each. An InvokeModel
+body in Anthropic's Messages shape is read by the anthropic adapter (``stop_reason``)."""
+
+
+def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
+    """Offered tool names: Converse ``toolSpec`` entries (or a ``toolConfig``) too."""
+    if tools is None:
+        return None
+    if isinstance(tools, dict):  # a whole toolConfig
+        tools = sequence(tools.get("tools"))
+    try:
+        items = list(tools)
+    except TypeError:
+        return None
+    names = [text_of(field(field(item, "toolSpec"), "name")) or item for item in items]
+    return offered_names(names)
+
+
+def _usage(result: Any) -> dict[str, Any]:
+    usage = field(result, "usage")
+    out: dict[str, Any] = {}
+    for name in ("inputTokens", "outputTokens"):
+        value = integer(field(usage, name))
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _request_id(result: Any) -> str | None:
+    return text_of(field(field(result, "ResponseMetadata"), "RequestId"))
+
+
+def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a Converse result or an InvokeModel body means, or ``None``.
+
+    Converse ``stopReason``: ``max_tokens`` is ``output.truncated``, ``guardrail_intervened``
+    ``policy.guardrail_triggered``, ``content_filtered`` ``policy.content_filtered``,
+    ``model_context_window_exceeded`` ``context.window_exceeded``, ``malformed_model_output``
+    ``output.malformed``, ``malformed_tool_use`` ``output.invalid_tool_arguments``. A
+    ``toolUse`` block naming a tool outside ``tools`` (names, ``toolSpec`` entries or a
+    ``toolConfig``) is ``output.unknown_tool``; ``end_turn`` with no content ``output.empty``.
+    An InvokeModel body (the parsed JSON) with ``amazon-bedrock-guardrailAction:
+    INTERVENED`` is ``policy.guardrail_triggered``; an Anthropic-shaped body is read by the
+    anthropic adapter.
+    """
+    if field(result, "amazon-bedrock-guardrailAction") == "INTERVENED":
+        return stop_error(
+            NAME,
+            "policy.guardrail_triggered",
+            "guardrail_intervened",
+            "A Bedrock guardrail intervened and replaced the output.",
+            request_id=_request_id(result),
+        )
+    reason = text_of(field(result, "stopReason"))
+    if reason is None:
+        if text_of(field(result, "type")) == "message" or field(result, "stop_reason"):
+            from . import adapter
+
+            return adapter("anthropic").diagnose(result, tools)
+        return None
+    found = _judge(result, reason, tools)
+    if found is not None and found.result is None:
+        found.result = result
+    return found
+
+
+def _judge(result: Any, reason: str, tools: Iterable[Any] | None) -> HarnessError | None:
+    extra: dict[str, Any] = {"usage": _usage(result)}
+    trace = field(result, "trace")
+    if reason in _STOPS:
+        code, detail = _STOPS[reason]
+        if reason == "guardrail_intervened" and isinstance(trace, dict):
+            extra["trace"] = trace
+        return stop_error(NAME, code, reason, detail, request_id=_request_id(result), **extra)
+    blocks = sequence(field(field(field(result, "output"), "message"), "content"))
+    offered = _offered(tools)
+    produced = False
+    for block in blocks:
+        use = field(block, "toolUse")
+        if use is not None:
+            produced = True
+            problem = tool_call_problem(
+                field(use, "name"), field(use, "input"), field(use, "toolUseId"), offered, NAME
+            )
+            if problem is not None:
+                return problem
+        elif text_of(field(block, "text")):
+            produced = True
+        elif isinstance(block, dict) and block and not {"text", "reasoningContent"} & set(block):
+            produced = True  # an image, a document, ...: output all the same
+    if not produced and reason not in _QUIET:
+        return stop_error(
+            NAME,
+            "output.empty",
+            reason,
+            "The model returned no content.",
+            request_id=_request_id(result),
+            **extra,
+        )
+    return None
+
+
+_STREAM_ERRORS: Final = (
+    "modelStreamErrorException",
+    "throttlingException",
+    "validationException",
+    "internalServerException",
+    "serviceUnavailableException",
+    "modelTimeoutException",
+)
+
+
+def _stream_error(kind: str, body: Any) -> HarnessError:
+    """An exception event of a stream given as data (botocore raises it when iterating)."""
+    extra: dict[str, Any] = {}
+    original = integer(field(body, "originalStatusCode"))
+    if original is not None:
+        extra["original_status"] = original
+    original_message = text_of(field(body, "originalMessage"))
+    if original_message:
+        extra["original_message"] = short(original_message)
+    facts = _facts(None, {}, kind, text_of(field(body, "message")), in_stream=True, extra=extra)
+    code, retryable = classify(TABLE, facts)
+    return build(code, retryable, facts)
+
+
+def _chunk_json(event: Any) -> Any:
+    """The JSON inside an InvokeModelWithResponseStream ``chunk`` event, or ``None``."""
+    raw = field(field(event, "chunk"), "bytes")
+    if isinstance(raw, (bytes, bytearray)):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+    return None
+
+
+def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    """The harness error a finished ConverseStream or InvokeModelWithResponseStream means.
+
+    ConverseStream events (``contentBlockStart``/``contentBlockDelta`` text and ``toolUse``
+    input fragments, ``messageStop`` with its ``stopReason``, ``metadata`` with usage and the
+    guardrail ``trace``) are folded into one Converse result and read like ``diagnose``. An
+    exception event given as data (``modelStreamErrorException``, ``throttlingException``,
+    ...) is read like its HTTP twin. InvokeModelWithResponseStream ``chunk`` events are
+    decoded: a guardrail's ``amazon-bedrock-guardrailAction`` decides, else Anthropic-shaped
+    events go to the anthropic adapter.
+    """
+    try:
+        events = list(chunks)
+    except Exception:  # not a sequence of events at all
+        return None
+    decoded = [_chunk_json(event) for event in events]
+    if any(item is not None for item in decoded):
+        return _invoke_stream([item for item in decoded if item is not None], tools)
+    result: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    seen = False
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        for kind in _STREAM_ERRORS:
+            if kind in event:
+                return _stream_error(kind, event[kind])
+        if "contentBlockStart" in event:
+            start = event["contentBlockStart"]
+            index = integer(field(start, "contentBlockIndex")) or 0
+            use = field(field(start, "start"), "toolUse")
+            if use is not None:
+                blocks[index] = {
+                    "toolUse": {
+                        "toolUseId": field(use, "toolUseId"),
+                        "name": field(use, "name"),
+                        "input": "",
+                    }
+                }
+        elif "contentBlockDelta" in event:
+            delta_event = event["contentBlockDelta"]
+            index = integer(field(delta_event, "contentBlockIndex")) or 0
+            delta = field(delta_event, "delta")
+            text = text_of(field(delta, "text"))
+            fragment = text_of(field(field(delta, "toolUse"), "input"))
+            block = blocks.setdefault(index, {})
+            if text:
+                block["text"] = block.get("text", "") + text
+            elif fragment is not None and "toolUse" in block:
+                block["toolUse"]["input"] += fragment
+        elif "messageStop" in event:
+            seen = True
+            result["stopReason"] = text_of(field(event["messageStop"], "stopReason"))
+        elif "metadata" in event:
+            meta = event["metadata"]
+            result["usage"] = field(meta, "usage")
+            if field(meta, "trace") is not None:
+                result["trace"] = field(meta, "trace")
+    if not seen or not result.get("stopReason"):
+        return None
+    content = []
+    for _, block in sorted(blocks.items()):
+        use = block.get("toolUse")
+        if use is not None and isinstance(use.get("input"), str):
+            content.append({**block, "toolUse": {**use, "input": use["input"] or "{}"}})
+        else:
+            content.append(block)
+    result["output"] = {"message": {"role": "assistant", "content": content}}
+    return diagnose(result, tools)
+
+
+def _invoke_stream(items: list[Any], tools: Iterable[Any] | None) -> HarnessError | None:
+    for item in items:
+        if field(item, "amazon-bedrock-guardrailAction") == "INTERVENED":
+            return stop_error(
+                NAME,
+                "policy.guardrail_triggered",
+                "guardrail_intervened",
+                "A Bedrock guardrail intervened and replaced the output.",
+            )
+    if any(isinstance(item, dict) and "type" in item for item in items):
+        from . import adapter
+
+        return adapter("anthropic").diagnose_stream(items, tools)
+    return None
