@@ -127,12 +127,31 @@ def counted_context_message() -> HarnessError:
     return normalize(exc)
 
 
+def required_tool_never_called() -> HarnessError:
+    """Groq's 400 when ``tool_choice`` is ``required`` and the model answered in text.
+
+    Constructed: the body is Groq's ``tool_use_failed`` shape as users pasted it for the
+    opposite case ("Tool choice is none, but model called a tool", BerriAI/litellm#21242),
+    with the wording the row names; no recording of this one was found.
+    """
+    body = {
+        "error": {
+            "message": "Tool choice is required, but model did not call a tool",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": "I can answer that without a tool.",
+        }
+    }
+    return from_response(400, {"content-type": "application/json"}, body, provider="openai")
+
+
 TABLE_CASES = [
     status_529,
     quota_message,
     vector_store_timeout,
     missing_key,
     counted_context_message,
+    required_tool_never_called,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -147,6 +166,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
+        (required_tool_never_called, "output.malformed", False, "feedback"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
