@@ -128,19 +128,21 @@ def counted_context_message() -> HarnessError:
 
 
 def required_tool_never_called() -> HarnessError:
-    """A server refusing a turn that ``tool_choice="required"`` asked to end in a tool call.
+    """Groq's 400 when ``tool_choice`` is ``required`` and the model answered in text.
 
-    Constructed: Groq's wording for it, with the ``tool_use_failed`` code its other tool
-    refusals carry (``cassettes/openai/groq_tool_*``); no recording of this one was found.
+    Constructed: the body is Groq's ``tool_use_failed`` shape as users pasted it for the
+    opposite case ("Tool choice is none, but model called a tool", BerriAI/litellm#21242),
+    with the wording the row names; no recording of this one was found.
     """
     body = {
         "error": {
             "message": "Tool choice is required, but model did not call a tool",
             "type": "invalid_request_error",
             "code": "tool_use_failed",
+            "failed_generation": "I can answer that without a tool.",
         }
     }
-    return from_response(400, {}, json.dumps(body), provider="openai")
+    return from_response(400, {"content-type": "application/json"}, body, provider="openai")
 
 
 TABLE_CASES = [
