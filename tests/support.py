@@ -165,8 +165,9 @@ class Cassette(NamedTuple):
         """The JSON objects of the ``data:`` lines of a server-sent-events body."""
         found = []
         for line in self.body.splitlines():
-            if line.startswith("data:") and line[5:].strip().startswith(("{", "[")):
-                found.append(json.loads(line[5:]))
+            data = line[5:].strip()
+            if line.startswith("data:") and data.startswith(("{", "[")) and data != "[DONE]":
+                found.append(json.loads(data))
         return found
 
     def json(self) -> Any:
