@@ -6,7 +6,8 @@
 
 1. ``normalize()`` per call on typical failures of each provider (the vendor exceptions come
    from replaying the shipped cassettes through the real SDKs), and the same exceptions
-   through LiteLLM's exception mapping (``exception_type``) when LiteLLM is installed.
+   through pydantic-ai's own mapping (each model's ``map_api_errors``, measured interleaved
+   with ``normalize()``) and LiteLLM's (``exception_type``) when they are installed.
 2. A wrapped client against the raw client on an in-memory transport (the success path),
    and the cost per chunk of a wrapped stream.
 3. ``import normalize_errors`` against ``import litellm`` and the vendor SDKs, each in a
@@ -100,24 +101,75 @@ def litellm_mapper() -> Callable[[BaseException, str], str] | None:
     return mapped
 
 
+def pydantic_ai_mapper() -> Callable[[BaseException, str], str | None] | None:
+    """pydantic-ai's own mapping of a vendor exception, as its models run it.
+
+    Each of its model classes calls the vendor SDK inside its ``map_api_errors`` context
+    manager, which turns the SDK's exception into a ``ModelAPIError`` subclass and raises
+    it; this runs that context manager around the same exception. Returns the class name it
+    raises, or ``None`` for a provider it has no mapper for (plain HTTP).
+    """
+    try:
+        from pydantic_ai.exceptions import ModelAPIError
+        from pydantic_ai.models.anthropic._errors import map_api_errors as anthropic_errors
+        from pydantic_ai.models.google import _map_api_errors as google_errors
+        from pydantic_ai.models.openai._errors import map_api_errors as openai_errors
+    except ImportError:
+        return None
+    mappers: dict[str, Callable[[], Any]] = {
+        "openai": lambda: openai_errors("gpt-4o-mini"),
+        "anthropic": lambda: anthropic_errors("claude-sonnet-4-5"),
+        "google": lambda: google_errors("gemini-2.5-flash", "google"),
+    }
+
+    def mapped(exc: BaseException, provider: str) -> str | None:
+        mapper = mappers.get(provider)
+        if mapper is None:
+            return None
+        try:
+            with mapper():
+                raise exc
+        except ModelAPIError as raised:
+            return type(raised).__name__
+        except BaseException as other:  # its answer for what it leaves alone
+            return type(other).__name__
+
+    return mapped
+
+
 def bench_normalize(quick: bool) -> list[dict[str, Any]]:
     """Section 1: normalize() and LiteLLM's mapping on the same exceptions."""
     number, repeat = (500, 5) if quick else (5000, 9)
     mapper = litellm_mapper()
+    pydantic_ai = pydantic_ai_mapper()
     rows = []
     for provider, name, litellm_name, exc in vendor_exceptions():
 
         def ours_call(exc: BaseException = exc) -> None:
             normalize(exc)
 
-        ours = per_call(ours_call, number, repeat)
         row: dict[str, Any] = {
             "provider": provider,
             "failure": name,
             "exception": type(exc).__name__,
             "code": normalize(exc).code,
-            "normalize_us": ours * 1e6,
         }
+        if pydantic_ai is not None and pydantic_ai(exc, provider) is not None:
+
+            def pai_call(
+                exc: BaseException = exc,
+                provider: str = provider,
+                mapper: Callable[[BaseException, str], str | None] = pydantic_ai,
+            ) -> None:
+                mapper(exc, provider)
+
+            ours, pai = interleaved(ours_call, pai_call, number, repeat)
+            row["pydantic_ai_class"] = pydantic_ai(exc, provider)
+            row["pydantic_ai_us"] = pai * 1e6
+            row["pydantic_ai_ratio"] = pai / ours
+        else:
+            ours = per_call(ours_call, number, repeat)
+        row["normalize_us"] = ours * 1e6
         if mapper is not None:
 
             def their_call(
@@ -320,7 +372,9 @@ def report(figures: dict[str, Any]) -> str:
         f"normalize-errors {figures['version']} benchmark: Python {figures['python']}, "
         f"{figures['machine']}, {figures['date']}",
         "",
-        "1. normalize() per call, median (LiteLLM: exception_type on the same exception)",
+        "1. normalize() per call, median, against pydantic-ai's own mapping of the same",
+        "   exception (its models' map_api_errors; measured interleaved with normalize()) and",
+        "   LiteLLM's exception_type; 'x' is how many times longer theirs takes",
         "",
     ]
     rows = [
@@ -330,9 +384,12 @@ def report(figures: dict[str, Any]) -> str:
             "vendor exception",
             "harness code",
             "normalize",
+            "pydantic-ai",
+            "pydantic-ai class",
+            "x",
             "LiteLLM",
             "LiteLLM class",
-            "ratio",
+            "x",
         ]
     ]
     for r in figures["normalize"]:
@@ -343,6 +400,9 @@ def report(figures: dict[str, Any]) -> str:
                 r["exception"],
                 r["code"],
                 f"{r['normalize_us']:.1f} µs",
+                f"{r['pydantic_ai_us']:.1f} µs" if "pydantic_ai_us" in r else "-",
+                r.get("pydantic_ai_class", "-"),
+                f"{r['pydantic_ai_ratio']:.1f}x" if "pydantic_ai_ratio" in r else "-",
                 f"{r['litellm_us']:.0f} µs" if "litellm_us" in r else "-",
                 r.get("litellm_class", "(not installed)"),
                 f"{r['ratio']:.0f}x" if "ratio" in r else "-",

@@ -24,9 +24,7 @@ from ._registry import (
     CODES,
     IANA_TYPE,
     PRE_REGISTRATION_TYPE,
-    Advice,
     CodeInfo,
-    Origin,
 )
 from .exceptions import (
     ApprovalDeniedError,
@@ -41,8 +39,6 @@ from .exceptions import (
     HarnessFaultError,
     HarnessInternalError,
     InvalidToolArgumentsError,
-    Limit,
-    Location,
     LoopError,
     MalformedOutputError,
     MaximumTurnsExceededError,
@@ -79,6 +75,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._rules import Rule, rule
+    from ._types import Advice, Limit, Location, Origin
     from ._wrap import normalized, wrap
 
 __all__ = [
@@ -158,6 +155,10 @@ def __getattr__(name: str) -> Any:
         from . import _rules
 
         return getattr(_rules, name)
+    if name in ("Advice", "Origin", "Limit", "Location"):  # they need typing: the same
+        from . import _types
+
+        return getattr(_types, name)
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 

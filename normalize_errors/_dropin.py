@@ -209,6 +209,10 @@ def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException])
             default = inspect.getattr_static(harness_cls, name, None)
             namespace[name] = _HarnessMember(name, getattr(harness_cls, name, default))
 
+    # ``args`` is the vendor's, kept in the exception's own slot (``HarnessError.args``
+    # reads a plain error's detail, which on a drop-in is the problem's)
+    namespace["args"] = BaseException.__dict__["args"]
+
     vendor_str = vendor_cls.__str__
 
     def __str__(self: HarnessError) -> str:

@@ -8,7 +8,7 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 
 from __future__ import annotations
 
-from ._readers import exception_reader, response_readers
+from ._readers import ROUTES, exception_reader, response_readers
 from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
 
@@ -116,15 +116,19 @@ def _through_chain(exc: BaseException, provider: str | None) -> HarnessError | N
 _GROUP_TYPES: dict[type, bool] = {}
 
 
-def _group_members(exc: BaseException) -> list[BaseException] | None:
-    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    cls = type(exc)
+def _group_type(cls: type) -> bool:
+    """Whether ``cls`` is an exception group (builtin, or the ``exceptiongroup`` backport)."""
     grouped = _GROUP_TYPES.get(cls)
     if grouped is None:
         grouped = _GROUP_TYPES[cls] = any(
             k.__name__.endswith("ExceptionGroup") for k in cls.__mro__
         )
-    if not grouped:
+    return grouped
+
+
+def _group_members(exc: BaseException) -> list[BaseException] | None:
+    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
+    if not _group_type(type(exc)):
         return None
     members = getattr(exc, "exceptions", None)
     if isinstance(members, (list, tuple)) and members:
@@ -215,10 +219,33 @@ def _registered(exc: BaseException) -> HarnessError | None:
         return None
 
 
+def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
+    """The adapter's ``normalize`` for exceptions of ``cls`` when nothing else can come first.
+
+    That is: no reader is registered for ``cls``, it is no exception group, and its module
+    names the adapter (so ``provider=`` cannot change which adapter reads it). Else ``None``,
+    and ``_known`` takes every step. Decided once per class (see ``_readers.ROUTES``).
+    """
+    if exception_reader(cls) is not None or _group_type(cls):
+        return None
+    name = _providers().provider_of_type(cls)
+    return None if name is None else _providers().adapter(name).normalize
+
+
+_UNSET: Final = object()
+
+
 def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     """The answer for an exception the library knows, or ``None``."""
     if isinstance(exc, HarnessError):
         return exc.problem  # a drop-in's harness side; a plain error itself
+    cls = type(exc)
+    route = ROUTES.get(cls, _UNSET)
+    if route is _UNSET:
+        route = ROUTES[cls] = _route(cls)
+    if route is not None:
+        found = route(exc)  # type: ignore[operator]
+        return found if found is not None else _stdlib(exc)
     err = _registered(exc)
     if err is not None:
         return err

@@ -18,7 +18,7 @@ that are themselves imported on first use (the provider adapters, ``_rules``) co
 patterns when they are imported, as before; the others call ``compiled()`` at each use.
 
 The rule tables' message patterns (``message=`` of each ``Rule`` in the provider modules and
-``CONTEXT_WORDING`` in ``_rules``) are compiled by ``rule_pattern`` below. They all run on
+``CONTEXT_COUNT`` in ``_rules``) are compiled by ``rule_pattern`` below. They all run on
 ``Facts.lowered``, which is the vendor message cut to ``MAX_MESSAGE`` (2048) characters, and
 they follow the same two rules (checked by the same test).
 

@@ -77,6 +77,9 @@ _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
 _RULES: dict[str, tuple[Rule, ...]] = {}
 _BY_CLASS: dict[type, ExceptionReader | None] = {}
+ROUTES: dict[type, Callable[[BaseException], HarnessError | None] | None] = {}
+"""``_facade``'s answer per exception class: the adapter that reads it when no reader is
+registered for it and it is no group, else ``None``; emptied with every (un)registration."""
 
 
 def register_reader(module: str, reader: ExceptionReader) -> None:
@@ -92,12 +95,14 @@ def register_reader(module: str, reader: ExceptionReader) -> None:
         raise ValueError(f"not a module name: {module!r}")
     _READERS[module] = reader
     _BY_CLASS.clear()
+    ROUTES.clear()
 
 
 def unregister_reader(module: str) -> None:
     """Remove the reader registered for ``module`` (nothing happens if there is none)."""
     _READERS.pop(module, None)
     _BY_CLASS.clear()
+    ROUTES.clear()
 
 
 def register_response_reader(name: str, reader: ResponseReader) -> None:

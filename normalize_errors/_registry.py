@@ -17,7 +17,7 @@ from ._patterns import CODE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Final, Literal
+    from typing import Final
 
 __all__ = [
     "CATEGORIES",
@@ -25,20 +25,12 @@ __all__ = [
     "IANA_TYPE",
     "PRE_REGISTRATION_TYPE",
     "TYPE_URIS",
-    "Advice",
     "CodeInfo",
-    "Origin",
     "code_info",
 ]
 
 if TYPE_CHECKING:
-    Origin = Literal["model", "harness", "tool", "upstream", "user"]
-    """Where an error originated (draft section 4.2)."""
-
-    Advice = Literal["retry", "feedback", "adjust", "fix", "credentials", "human", "stop"]
-    """One word a program can switch on; see ``HarnessError.advice``."""
-else:  # at run time both are plain strings; type checkers see the literal values
-    Origin = Advice = str
+    from ._types import Advice, Origin
 
 IANA_TYPE: Final = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 """The problem type URI the draft asks IANA to register; used for errors built here."""

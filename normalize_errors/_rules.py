@@ -26,25 +26,29 @@ from ._signals import (
     MAX_MESSAGE,
     field,
     html_title,
+    lower_headers,
     retry_after,
     sequence,
     short,
     stainless_retry_count,
     status_code,
 )
-from .exceptions import Deferred, HarnessError, class_for_code
+from .exceptions import HarnessError
 
 __all__ = [
-    "CONTEXT_WORDING",
+    "CONTEXT_COUNT",
+    "CONTEXT_COUNT_WORDS",
+    "CONTEXT_WORDS",
     "Facts",
     "Rule",
     "StopRow",
+    "add_upstream",
     "attempts_of",
     "build",
     "class_entry",
     "classify",
     "context_limit",
-    "needles_of",
+    "first_match",
     "offered_names",
     "retry_hint",
     "stop_error",
@@ -53,25 +57,37 @@ __all__ = [
 
 
 class Facts:
-    """What an upstream said about one failure, as read by an adapter."""
+    """What an upstream said about one failure, as read by an adapter.
+
+    Only what the decision needs is read up front: status, the vendor's codes and message.
+    The rest waits for the first read of a member that needs it (see ``Pending`` in
+    ``exceptions``): the response headers are kept as the vendor's object (``raw_headers``)
+    and lower-cased on first use, ``attempts`` is read from ``source``'s request, and the
+    ``upstream`` member is built and redacted only when someone reads it.
+    """
 
     __slots__ = (
+        "_headers",
+        "_ids",
         "_message",
+        "_request_id",
+        "_vendor_code",
+        "_vendor_type",
         "attempts",
         "body",
         "exception",
         "extra",
-        "headers",
-        "ids",
+        "id_headers",
         "in_stream",
         "lowered",
+        "more_ids",
         "provider",
-        "request_id",
+        "raw_headers",
+        "source",
         "status",
         "stop_reason",
         "text",
-        "vendor_code",
-        "vendor_type",
+        "wait",
     )
 
     def __init__(
@@ -79,7 +95,7 @@ class Facts:
         provider: str,
         *,
         status: int | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: Any = None,
         body: Any = None,
         text: str = "",
         message: str | None = None,
@@ -87,30 +103,34 @@ class Facts:
         vendor_type: str | None = None,
         ids: Iterable[Any] = (),
         request_id: str | None = None,
+        id_headers: tuple[str, ...] = (),
         exception: str | None = None,
         stop_reason: str | None = None,
         in_stream: bool = False,
         attempts: int | None = None,
+        source: BaseException | None = None,
+        wait: float | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         self.provider = provider
         self.status = status
-        self.headers: Mapping[str, str] = headers or {}
+        self.raw_headers = headers
+        self._headers: Mapping[str, str] | None = None
         self.body = body
         self.text = text
         self.message = message
-        self.vendor_code = vendor_code
-        self.vendor_type = vendor_type
-        found = {str(i).lower() for i in ids if i is not None and i != ""}
-        for value in (vendor_code, vendor_type):
-            if value:
-                found.add(value.lower())
-        self.ids: frozenset[str] = frozenset(found)
-        self.request_id = request_id
+        self._vendor_code = vendor_code
+        self._vendor_type = vendor_type
+        self.more_ids = ids
+        self._ids: frozenset[str] | None = None
+        self._request_id = request_id
+        self.id_headers = id_headers
         self.exception = exception
         self.stop_reason = stop_reason
         self.in_stream = in_stream
         self.attempts = attempts
+        self.source = source
+        self.wait = wait
         self.extra: Mapping[str, Any] = extra or {}
 
     @property
@@ -123,15 +143,101 @@ class Facts:
         self._message = value
         self.lowered = "" if not value else value[:MAX_MESSAGE].lower()
 
+    @property
+    def vendor_code(self) -> str | None:
+        """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
+        return self._vendor_code
+
+    @vendor_code.setter
+    def vendor_code(self, value: str | None) -> None:
+        self._vendor_code = value
+        self._ids = None
+
+    @property
+    def vendor_type(self) -> str | None:
+        """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
+        return self._vendor_type
+
+    @vendor_type.setter
+    def vendor_type(self, value: str | None) -> None:
+        self._vendor_type = value
+        self._ids = None
+
+    @property
+    def ids(self) -> frozenset[str]:
+        """Every code, type and reason the vendor gave, in lower case (rules match these)."""
+        found = self._ids
+        if found is None:
+            names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
+            for value in (self._vendor_code, self._vendor_type):
+                if value:
+                    names.add(value.lower())
+            found = self._ids = frozenset(names)
+        return found
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers with lower-case names (read on first use)."""
+        found = self._headers
+        if found is None:
+            found = self._headers = lower_headers(self.raw_headers)
+        return found
+
+    @property
+    def request_id(self) -> str | None:
+        """The request id the vendor gave, else the first of its ``id_headers`` present."""
+        if self._request_id is None and self.id_headers and self.raw_headers is not None:
+            headers = self.headers
+            for name in self.id_headers:
+                if headers.get(name):
+                    return headers[name]
+        return self._request_id
+
+    @request_id.setter
+    def request_id(self, value: str | None) -> None:
+        self._request_id = value
+
+    # -- what the error reads on first use (``exceptions.Pending``) ------------------------
+
+    def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
+        """``retry_after``, ``attempts`` and ``limit`` of an error of ``code``.
+
+        A wait the provider states (in the body, such as Gemini's ``RetryInfo``, which is
+        ``wait``; else ``retry-after-ms`` or ``Retry-After``; else in the message for rate
+        limits and overloads) is reported whatever ``retryable`` says: the caller decides
+        what to do with it.
+        """
+        wait = self.wait
+        if wait is None and self.raw_headers is not None:
+            wait = retry_after(self.headers)
+        if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
+            wait = retry_hint(self._message)
+        attempts = self.attempts
+        if attempts is None and self.source is not None:
+            attempts = attempts_of(self.source)
+        limit = context_limit(self._message) if code == "context.window_exceeded" else None
+        return wait, attempts, limit
+
+    def upstream(self) -> dict[str, Any]:
+        """The ``upstream`` member (see ``upstream_of``)."""
+        return upstream_of(self)
+
+    def detail(self) -> str:
+        """The ``detail`` member (see ``detail_of``)."""
+        return detail_of(self)
+
 
 class Rule(NamedTuple):
     """One row of a provider's mapping table: conditions, then the code they mean.
 
     Every condition given must hold: ``status`` (the HTTP status is one of these),
-    ``ids`` (one of the vendor's codes, types or reasons, in lower case, is one of these)
-    and ``message`` (the pattern is found in the vendor's message, lower-cased: write
-    patterns in lower case). ``retryable`` of ``None`` keeps what the status says (408, 409,
-    429 and 5xx are retryable).
+    ``ids`` (one of the vendor's codes, types or reasons, in lower case, is one of these),
+    ``words`` (one of these texts occurs in the vendor's message, lower-cased) and
+    ``message`` (the pattern is found in the lower-cased message: write patterns in lower
+    case). ``retryable`` of ``None`` keeps what the status says (408, 409, 429 and 5xx are
+    retryable). Plain ``words`` cost a substring test each, so the library's own rows say
+    what they look for as words, and give a pattern only where words cannot say it (then
+    behind words, so the pattern runs only on a message that can match).
     """
 
     code: str
@@ -140,9 +246,7 @@ class Rule(NamedTuple):
     status: frozenset[int] = frozenset()
     ids: frozenset[str] = frozenset()
     message: re.Pattern[str] | None = None
-    parts: tuple[tuple[str, re.Pattern[str]], ...] | None = None
-    """``message`` split into its alternatives, each with the literal text it starts with:
-    an alternative runs only when its literal occurs (see ``needles_of``)."""
+    words: tuple[str, ...] = ()
 
     def matches(self, facts: Facts) -> bool:
         """Whether every condition of the row holds for ``facts``."""
@@ -150,15 +254,14 @@ class Rule(NamedTuple):
             return False
         if self.ids and self.ids.isdisjoint(facts.ids):
             return False
-        if self.message is None:
-            return True
-        text = facts.lowered
-        if self.parts is None:
-            return self.message.search(text) is not None
-        for needle, part in self.parts:  # noqa: SIM110 - faster than any() on a generator
-            if needle in text and part.search(text) is not None:
-                return True
-        return False
+        if self.words:
+            text = facts.lowered
+            for word in self.words:
+                if word in text:
+                    break
+            else:
+                return False
+        return self.message is None or self.message.search(facts.lowered) is not None
 
 
 class StopRow(NamedTuple):
@@ -182,14 +285,23 @@ def rule(
     retryable: bool | None = None,
     status: Iterable[int] = (),
     ids: Iterable[str] = (),
+    words: Iterable[str] = (),
     message: str | None = None,
 ) -> Rule:
     """A ``Rule`` from plain values.
 
-    ``message`` is matched against the lower-cased message, so it must be written in lower
-    case (escapes such as ``\\d`` aside); a case-sensitive pattern on lowered text is many
-    times faster than a case-insensitive one.
+    ``words`` and ``message`` are matched against the lower-cased message, so they must be
+    written in lower case (escapes such as ``\\d`` aside); a case-sensitive pattern on lowered
+    text is many times faster than a case-insensitive one. A row with ``words`` runs its
+    ``message`` pattern only on a message holding one of the words.
+
+    Raises:
+        ValueError: ``words`` or ``message`` has an upper-case letter.
     """
+    found = tuple(words)
+    for word in found:
+        if word != word.lower():
+            raise ValueError(f"rule words are matched on lower-cased text: {word!r}")
     if message is not None:
         literal = RULE_ESCAPE.compiled().sub("", message)
         if literal != literal.lower():
@@ -201,84 +313,8 @@ def rule(
         frozenset(status),
         frozenset(i.lower() for i in ids),
         None if message is None else rule_pattern(message),
-        None if message is None else _parts(message),
+        found,
     )
-
-
-def _parts(pattern: str) -> tuple[tuple[str, re.Pattern[str]], ...] | None:
-    """Each top-level alternative of ``pattern`` with its literal prefix, or ``None``."""
-    needles = needles_of(pattern)
-    if needles is None:
-        return None
-    return tuple(
-        (needle, rule_pattern(alternative))
-        for needle, alternative in zip(needles, _alternatives(pattern), strict=True)
-    )
-
-
-_SPECIAL: Final = frozenset(".^$*+?{}[]()|\\")
-
-
-def needles_of(pattern: str) -> tuple[str, ...] | None:
-    """The literal prefix of each top-level alternative of ``pattern``, or ``None``.
-
-    A match of the pattern must contain one of them, so when none occurs in a text the
-    pattern need not run: a handful of substring tests cost a fraction of one search
-    through a long alternation. ``None`` when some alternative has no literal prefix of
-    three characters or more (then the pattern always runs).
-    """
-    needles = []
-    for alternative in _alternatives(pattern):
-        literal = _literal_prefix(alternative)
-        if len(literal) < 3:
-            return None
-        needles.append(literal)
-    return tuple(needles)
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of ``pattern`` (``|`` outside groups and classes)."""
-    depth, start, found = 0, 0, []
-    escaped = False
-    for index, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            found.append(pattern[start:index])
-            start = index + 1
-    found.append(pattern[start:])
-    return found
-
-
-def _literal_prefix(alternative: str) -> str:
-    """The text an alternative surely starts with (after a leading ``\\b``)."""
-    out: list[str] = []
-    index = 2 if alternative.startswith("\\b") else 0
-    while index < len(alternative):
-        char = alternative[index]
-        if char == "\\":
-            nxt = alternative[index + 1 : index + 2]
-            if not nxt or nxt.isalnum():  # \d, \s, \b, ...: not a literal
-                break
-            char, step = nxt, 2
-        elif char in _SPECIAL:
-            if char in "?*{" and out:  # the last character was optional
-                out.pop()
-            break
-        else:
-            step = 1
-        following = alternative[index + step : index + step + 1]
-        if following in ("?", "*", "{"):
-            break
-        out.append(char)
-        index += step
-    return "".join(out)
 
 
 Entry = tuple[str, "tuple[str, bool] | None"]
@@ -318,33 +354,113 @@ def attempts_of(exc: BaseException) -> int | None:
     return None if count is None else count + 1
 
 
+class _Index:
+    """Where the rows of one table can match: by HTTP status, by vendor id, or anywhere.
+
+    ``candidates`` answers, for a status and a set of vendor ids, which rows can match at
+    all, in table order; answers are kept (a few hundred at most), since a provider sends
+    the same few combinations again and again.
+    """
+
+    __slots__ = ("anywhere", "by_id", "by_status", "known", "rows")
+
+    def __init__(self, rows: tuple[Rule, ...]) -> None:
+        self.rows = rows
+        self.anywhere: set[int] = set()
+        self.by_status: dict[int, set[int]] = {}
+        self.by_id: dict[str, set[int]] = {}
+        for number, row in enumerate(rows):
+            if row.ids:
+                for name in row.ids:
+                    self.by_id.setdefault(name, set()).add(number)
+            elif row.status:
+                for status in row.status:
+                    self.by_status.setdefault(status, set()).add(number)
+            else:
+                self.anywhere.add(number)
+        self.known: dict[tuple[int | None, frozenset[str]], tuple[Rule, ...]] = {}
+
+    def candidates(self, status: int | None, ids: frozenset[str]) -> tuple[Rule, ...]:
+        """The rows that can match a failure with ``status`` and ``ids``, in table order."""
+        key = (status, ids)
+        found = self.known.get(key)
+        if found is None:
+            numbers = set(self.anywhere)
+            if status is not None:
+                numbers.update(self.by_status.get(status, ()))
+            for name in ids:
+                numbers.update(self.by_id.get(name, ()))
+            found = tuple(self.rows[n] for n in sorted(numbers))
+            if len(self.known) >= 512:
+                self.known.clear()  # hostile input: ids that never repeat
+            self.known[key] = found
+        return found
+
+
+_INDEXES: dict[int, _Index] = {}
+
+
+def first_match(rows: tuple[Rule, ...], facts: Facts) -> Rule | None:
+    """The first row of ``rows`` whose conditions all hold for ``facts``, or ``None``.
+
+    The rows that can match are found with dictionaries first (by the HTTP status and by
+    each vendor id), so only those are tried, in table order, and a row's words and
+    pattern run only when its status and ids already hold.
+    """
+    index = _INDEXES.get(id(rows))
+    if index is None or index.rows is not rows:  # a table seen for the first time
+        if len(_INDEXES) >= 64:
+            _INDEXES.clear()  # tables made on the fly: keep the cache small
+        index = _INDEXES[id(rows)] = _Index(rows)
+    for row in index.candidates(facts.status, facts.ids):
+        if row.matches(facts):
+            return row
+    return None
+
+
 def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
     """
     added = extra_rules(facts.provider)
-    for row in (*added, *table) if added else table:
-        if row.matches(facts):
-            if row.retryable is not None:
-                return row.code, row.retryable
-            by_status, retryable = status_code(facts.status)
-            if by_status == row.code:
-                return row.code, retryable
-            return row.code, code_info(row.code).retryable
-    return status_code(facts.status)
+    rows = table if isinstance(table, tuple) else tuple(table)
+    row = (first_match(added, facts) if added else None) or first_match(rows, facts)
+    if row is None:
+        return status_code(facts.status)
+    if row.retryable is not None:
+        return row.code, row.retryable
+    by_status, retryable = status_code(facts.status)
+    if by_status == row.code:
+        return row.code, retryable
+    return row.code, code_info(row.code).retryable
 
 
 # -- wording shared by providers and OpenAI-compatible servers ------------------------------
 
-CONTEXT_WORDING: Final = (
-    r"context[_ ]length[_ ]exceeded|maximum context length|context window|context limit"
-    r"|prompt is too long|input is too long|too many (?:input )?tokens"
-    r"|input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
-    r"(?:allowed )?(?:input )?tokens|reduce the length of the messages"
-    r"|max_tokens must be at least 1, got -\d|too large for model with \d{1,12} maximum context"
+CONTEXT_WORDS: Final = (
+    "context_length_exceeded",
+    "context length exceeded",
+    "maximum context length",
+    "context window",
+    "context limit",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "too many input tokens",
+    "reduce the length of the messages",
+    "max_tokens must be at least 1, got -",
 )
 """How providers and OpenAI-compatible servers say the input is over the context window."""
+
+CONTEXT_COUNT_WORDS: Final = ("input token count", "the max", "too large for model with")
+CONTEXT_COUNT: Final = (
+    r"input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
+    r"(?:allowed )?(?:input )?tokens|too large for model with \d{1,12} maximum context"
+)
+"""The context-window wording that needs a pattern (a count between the words), behind
+``CONTEXT_COUNT_WORDS``, so it runs only on a message that has one of them."""
+
 
 _LIMIT_WORDS: Final = (
     " > ",
@@ -416,6 +532,7 @@ KEEP_HEADERS: Final = (
     "x-should-retry",
     "x-ratelimit-",
     "anthropic-ratelimit-",
+    "anthropic-workspace-id",
     "x-request-id",
     "request-id",
     "apim-request-id",
@@ -491,25 +608,28 @@ def build(
     location: Mapping[str, Any] | None = None,
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
-    cls = class_for_code(code)
-    wait = retry_after(facts.headers) if facts.headers else None
-    if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
-        wait = retry_hint(facts.message)
-    if limit is None and code == "context.window_exceeded":
-        limit = context_limit(facts.message)
-    err = cls(
-        detail if detail is not None else detail_of(facts),
-        code=code,
-        retryable=retryable,
-        model_recoverable=code_info(code).model_recoverable,
+    return HarnessError._decided(
+        code,
+        retryable,
+        facts,  # detail, retry_after, attempts, limit and upstream: read on first use
+        detail=detail,
         model_feedback=model_feedback,
-        retry_after=wait,
-        attempts=facts.attempts,
         limit=limit,
         location=location,
     )
-    err._upstream = Deferred(upstream_of, facts)  # built, redacted and bounded on first use
-    return err
+
+
+def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
+    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name).
+
+    On an error whose facts are not read yet, they join the facts, so nothing is read
+    before it is needed.
+    """
+    pending = err._pending
+    if isinstance(pending, Facts):
+        pending.extra = {**pending.extra, **members}
+    else:
+        err.upstream = {**err.upstream, **members}
 
 
 def stop_error(

@@ -59,10 +59,30 @@ from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-    from typing import Any, ClassVar, Final, TypedDict, TypeVar
+    from collections.abc import Iterable, Mapping
+    from typing import Any, ClassVar, Final, Protocol, TypeVar
 
-    from ._registry import Advice, Origin
+    from ._types import Advice, Origin
+
+    class Pending(Protocol):
+        """What an adapter leaves for first use: the hints and ``upstream`` of one failure.
+
+        Reading the response headers for ``retry_after``, the request for ``attempts``, the
+        message for ``limit``, and redacting every vendor text for ``upstream`` is most of the
+        work of ``normalize()``; most callers read only ``code``, ``retryable`` and ``advice``.
+        So an adapter hands its facts over as a ``Pending`` and the error asks it once, on the
+        first read of any of these members (and before it is copied, compared or pickled).
+        """
+
+        def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
+            """``retry_after``, ``attempts`` and ``limit`` for an error of ``code``."""
+
+        def upstream(self) -> Mapping[str, Any]:
+            """The ``upstream`` member."""
+
+        def detail(self) -> str | None:
+            """The ``detail`` member, before redaction."""
+
 
 __all__ = [
     "ApprovalDeniedError",
@@ -77,8 +97,6 @@ __all__ = [
     "HarnessFaultError",
     "HarnessInternalError",
     "InvalidToolArgumentsError",
-    "Limit",
-    "Location",
     "LoopError",
     "MalformedOutputError",
     "MaximumTurnsExceededError",
@@ -138,27 +156,9 @@ MEMBERS: Final = (
 
 
 if TYPE_CHECKING:
-
-    class Limit(TypedDict, total=False):
-        """The limit that was exceeded (draft section 4.9)."""
-
-        name: str
-        value: float
-        observed: float
-        unit: str
-
-    class Location(TypedDict, total=False):
-        """Where in the run the error happened (draft section 4.10)."""
-
-        run_id: str
-        turn: int
-        tool_name: str
-        tool_call_id: str
-        pointer: str
+    from ._types import Limit, Location
 
     _E = TypeVar("_E", bound="HarnessError")
-else:  # at run time both are plain dicts; type checkers see their members
-    Limit = Location = dict
 
 
 class ProblemFormatError(ValueError):
@@ -200,6 +200,8 @@ class HarnessError(Exception):
     """The harness error code, such as ``upstream.rate_limited``."""
     _fixed_code: ClassVar[str | None] = None
     _category: ClassVar[str | None] = None
+    _pending: Pending | None = None
+    _unread: Pending | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -256,14 +258,13 @@ class HarnessError(Exception):
         self._retryable = retryable
         self._model_recoverable = model_recoverable
         self._model_feedback = None if model_feedback is None else _text(model_feedback)
-        self.retry_after = None if retry_after is None else float(retry_after)
-        self.attempts = attempts
+        self._retry_after = None if retry_after is None else float(retry_after)
+        self._attempts = attempts
         self.max_attempts = max_attempts
         self._limit: Limit | None = None if limit is None else _data(limit)
         self._location: Location | None = None if location is None else _location(location)
-        self._upstream: dict[str, Any] | Deferred | None = (
-            None if upstream is None else _data(upstream)
-        )
+        self._upstream: dict[str, Any] | None = None if upstream is None else _data(upstream)
+        self._pending: Pending | None = None
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
         self.untrusted = untrusted
@@ -273,6 +274,73 @@ class HarnessError(Exception):
         self.chunks: list[Any] | None = None
         """The stream chunks received before a stream failed, when there are any."""
         super().__init__(*(() if self._detail is None else (self._detail,)))
+
+    @classmethod
+    def _decided(
+        cls,
+        code: str,
+        retryable: bool,
+        pending: Pending,
+        *,
+        detail: str | None = None,
+        model_feedback: str | None = None,
+        limit: Mapping[str, Any] | None = None,
+        location: Mapping[str, Any] | None = None,
+    ) -> HarnessError:
+        """An adapter's error: ``code`` and ``retryable`` decided, the rest from ``pending``.
+
+        The same error as ``class_for_code(code)(detail, code=code, retryable=retryable,
+        model_recoverable=<the registry's>, ...)`` whose ``retry_after``, ``attempts``,
+        ``upstream`` (and ``detail`` and ``limit`` when not given) are read from
+        ``pending`` on first use. It skips the checks the constructor runs on a caller's
+        values: ``code`` is one the library chose.
+        """
+        klass = class_for_code(code)
+        err = klass.__new__(klass)
+        members = err.__dict__
+        members.update(_template(code))
+        members["_retryable"] = retryable
+        members["_causes"] = []
+        members["_extensions"] = {}
+        members["_pending"] = pending
+        if detail is None:
+            members["_unread"] = pending
+        else:
+            members["_detail"] = _text(detail)
+            _ARGS.__set__(err, (members["_detail"],))
+        if model_feedback is not None:
+            members["_model_feedback"] = _text(model_feedback)
+        if limit is not None:
+            members["_limit"] = _data(limit)
+        if location is not None:
+            members["_location"] = _location(location)
+        return err
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """``(detail,)``, as ``Exception`` keeps it."""
+        if self._unread is not None:
+            self._read_detail()
+        found: tuple[Any, ...] = _ARGS.__get__(self)
+        return found
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        if self._unread is not None:
+            self._read_detail()
+        _ARGS.__set__(self, value)
+
+    def _read_detail(self) -> None:
+        """Fill ``detail`` from the adapter's facts (see ``_decided``); never raises."""
+        pending, self._unread = self._unread, None
+        if pending is None:
+            return
+        try:
+            text = pending.detail()
+        except Exception:  # a vendor object that breaks while it is read
+            text = None
+        self._detail = None if not text else _text(text)
+        _ARGS.__set__(self, () if self._detail is None else (self._detail,))
 
     # -- members with an explicit value and an effective one -----------------------------
 
@@ -293,10 +361,13 @@ class HarnessError(Exception):
     @property
     def detail(self) -> str | None:
         """What happened this time, for people (redacted)."""
+        if self._unread is not None:
+            self._read_detail()
         return self._detail
 
     @detail.setter
     def detail(self, value: str | None) -> None:
+        self._unread = None
         self._detail = None if value is None else _text(value)
         self.args = () if self._detail is None else (self._detail,)
 
@@ -339,12 +410,42 @@ class HarnessError(Exception):
         self._model_feedback = None if value is None else _text(value)
 
     @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before the same call may succeed, when the upstream says so."""
+        if self._pending is not None:
+            self._settle()
+        return self._retry_after
+
+    @retry_after.setter
+    def retry_after(self, value: float | None) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._retry_after = None if value is None else float(value)
+
+    @property
+    def attempts(self) -> int | None:
+        """Attempts made, the SDK's own retries included, when known."""
+        if self._pending is not None:
+            self._settle()
+        return self._attempts
+
+    @attempts.setter
+    def attempts(self, value: int | None) -> None:
+        if self._pending is not None:
+            self._settle()
+        self._attempts = value
+
+    @property
     def limit(self) -> Limit | None:
         """The exceeded limit: ``name``, ``value``, ``observed``, ``unit``."""
+        if self._pending is not None:
+            self._settle()
         return self._limit
 
     @limit.setter
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
+        if self._pending is not None:
+            self._settle()
         self._limit = None if value is None else _data(value)
 
     @property
@@ -359,16 +460,47 @@ class HarnessError(Exception):
     @property
     def upstream(self) -> dict[str, Any]:
         """What the upstream component said (redacted, size-bounded); empty if nothing."""
+        if self._pending is not None:
+            self._settle()
         value = self._upstream
         if value is None:
             value = self._upstream = {}
-        elif isinstance(value, Deferred):  # built by an adapter, read on first use
-            value = self._upstream = value.settle()
         return value
 
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
+        if self._pending is not None:
+            self._settle()
         self._upstream = None if value is None else _data(value)
+
+    def _settle(self) -> None:
+        """Fill the members the adapter left to first use (see ``Pending``); never raises.
+
+        Members set explicitly (in the constructor or since) keep their values. A vendor
+        object that breaks while it is read (a ``__float__`` or ``__getattr__`` that raises)
+        gives an ``upstream`` of ``{"unreadable": ...}`` naming the exception type instead.
+        """
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        try:
+            wait, attempts, limit = pending.hints(self.code)
+            if self._retry_after is None and wait is not None and _finite_wait(wait):
+                self._retry_after = float(wait)
+            if self._attempts is None:
+                self._attempts = attempts
+            if self._limit is None and limit is not None:
+                self._limit = _data(limit)
+        except Exception:  # a hint that cannot be read is left out
+            pass
+        if self._upstream is None:
+            try:
+                self._upstream = _data(pending.upstream())
+            except Exception as bug:
+                self._upstream = {
+                    "unreadable": "normalize-errors could not read the facts "
+                    f"({type(bug).__name__})"
+                }
 
     @property
     def causes(self) -> list[HarnessError]:
@@ -449,8 +581,9 @@ class HarnessError(Exception):
             out["title"] = self._title
         if self.status is not None:
             out["status"] = self.status
-        if self._detail is not None:
-            out["detail"] = self._detail
+        detail = self.detail
+        if detail is not None:
+            out["detail"] = detail
         if self.instance is not None:
             out["instance"] = self.instance
         out["code"] = self.code
@@ -469,8 +602,8 @@ class HarnessError(Exception):
             out["attempts"] = self.attempts
         if self.max_attempts is not None:
             out["max_attempts"] = self.max_attempts
-        if self._limit is not None:
-            out["limit"] = dict(self._limit)
+        if self.limit is not None:
+            out["limit"] = dict(self.limit)
         if self._location is not None:
             out["location"] = dict(self._location)
         upstream = self.upstream
@@ -524,10 +657,11 @@ class HarnessError(Exception):
     # -- Python behaviour -------------------------------------------------------------------
 
     def __str__(self) -> str:
-        return f"{self.code}: {self._detail if self._detail is not None else self.title}"
+        detail = self.detail
+        return f"{self.code}: {detail if detail is not None else self.title}"
 
     def __repr__(self) -> str:
-        parts = [repr(self._detail)] if self._detail is not None else []
+        parts = [repr(self.detail)] if self.detail is not None else []
         if self._fixed_code is None:
             parts.append(f"code={self.code!r}")
         for name in ("retryable", "model_recoverable"):
@@ -539,7 +673,7 @@ class HarnessError(Exception):
             if value is not None:
                 parts.append(f"{name}={value!r}")
         for name in ("limit", "location"):
-            value = getattr(self, "_" + name)
+            value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value!r}")
         if self.upstream:
@@ -555,7 +689,7 @@ class HarnessError(Exception):
         return self.to_dict() == other.to_dict() and self.untrusted == other.untrusted
 
     def __hash__(self) -> int:
-        return hash((self.code, self._detail))
+        return hash((self.code, self.detail))
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = _pickle_state(self)
@@ -579,38 +713,6 @@ class HarnessError(Exception):
         new.__dict__.update(self.__dict__)
         new.args = self.args
         return new
-
-
-class Deferred:
-    """A member computed on first use: ``Deferred(func, arg)()`` is ``func(arg)``.
-
-    Adapters defer ``upstream`` this way: building it (redacting every vendor text, keeping
-    the rate-limit headers) is most of the work of ``normalize()``, and most callers only
-    read ``code``, ``retryable`` and ``retry_after``.
-    """
-
-    __slots__ = ("arg", "func")
-
-    def __init__(self, func: Callable[[Any], dict[str, Any]], arg: Any) -> None:
-        self.func = func
-        self.arg = arg
-
-    def __call__(self) -> dict[str, Any]:
-        return self.func(self.arg)
-
-    def settle(self) -> dict[str, Any]:
-        """The member, JSON-safe; never raises (normalizers never raise, nor do their errors).
-
-        A vendor object that breaks while it is read (a ``__float__`` or ``__getattr__``
-        that raises) gives ``{"unreadable": ...}`` naming the exception type instead.
-        """
-        try:
-            built: dict[str, Any] = _data(self())
-            return built
-        except Exception as bug:
-            return {
-                "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
-            }
 
 
 # -- categories -------------------------------------------------------------------------------
@@ -884,6 +986,41 @@ _CODE_CLASSES: Final[dict[str, type[HarnessError]]] = {
 }
 
 
+_ARGS: Any = BaseException.__dict__["args"]
+"""``Exception``'s own ``args`` slot, under ``HarnessError.args``."""
+
+_TEMPLATES: dict[str, dict[str, Any]] = {}
+
+
+def _template(code: str) -> dict[str, Any]:
+    """The members of a new error of ``code`` as ``HarnessError._decided`` starts it."""
+    found = _TEMPLATES.get(code)
+    if found is None:
+        info = code_info(code)
+        found = _TEMPLATES[code] = {
+            "code": code,
+            "_info": info,
+            "_type": IANA_TYPE,
+            "_title": info.title,
+            "status": None,
+            "_detail": None,
+            "instance": None,
+            "_origin": info.origin,
+            "_model_recoverable": info.model_recoverable,
+            "_model_feedback": None,
+            "_retry_after": None,
+            "_attempts": None,
+            "max_attempts": None,
+            "_limit": None,
+            "_location": None,
+            "_upstream": None,
+            "untrusted": False,
+            "result": None,
+            "chunks": None,
+        }
+    return found
+
+
 def class_for_code(code: str) -> type[HarnessError]:
     """The class of ``code``: its own, else its category's, else ``HarnessError``."""
     cls = _CODE_CLASSES.get(code)
@@ -1015,12 +1152,14 @@ _STATE: Final = frozenset(
         "_retryable",
         "_model_recoverable",
         "_model_feedback",
-        "retry_after",
-        "attempts",
+        "_retry_after",
+        "_attempts",
         "max_attempts",
         "_limit",
         "_location",
         "_upstream",
+        "_pending",
+        "_unread",
         "_causes",
         "_extensions",
         "untrusted",
@@ -1031,7 +1170,8 @@ _STATE: Final = frozenset(
 
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
-    err.upstream  # noqa: B018 - resolve a deferred upstream member before copying
+    err._settle()  # the members left to first use, before copying
+    err._read_detail()
     state: dict[str, Any] = {}
     for key, value in err.__dict__.items():
         if key in _STATE or isinstance(value, HarnessError):

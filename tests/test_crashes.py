@@ -30,7 +30,7 @@ from normalize_errors import (
     normalized,
 )
 from normalize_errors.bindings.http import read_problem, to_http
-from normalize_errors.exceptions import CauseStandIn, Deferred
+from normalize_errors.exceptions import CauseStandIn
 
 from .support import is_instance, valid
 
@@ -123,24 +123,42 @@ class Hostile:
         raise RuntimeError("no attributes")
 
 
-def broken(_: object) -> dict[str, Any]:
-    """A deferred builder reading a hostile value."""
+class Left:
+    """Facts left to first use (``exceptions.Pending``) whose reading goes wrong."""
+
+    def __init__(self, upstream: Any) -> None:
+        self.built = upstream
+
+    def hints(self, code: str) -> tuple[Any, Any, Any]:
+        value: Any = Hostile()
+        return float(value), None, None  # a __float__ that raises
+
+    def upstream(self) -> dict[str, Any]:
+        return dict(self.built())
+
+    def detail(self) -> str:
+        return "x"
+
+
+def broken() -> dict[str, Any]:
+    """An upstream builder reading a hostile value."""
     value: Any = Hostile()
     return {"wait": float(value)}
 
 
-def huge(_: object) -> dict[str, Any]:
-    """A deferred builder keeping an int over 4300 digits."""
+def huge() -> dict[str, Any]:
+    """An upstream builder keeping an int over 4300 digits."""
     return {"code": 10**5000}
 
 
 @pytest.mark.parametrize("build", [broken, huge])
-def test_deferred_upstream_never_raises(build: Any) -> None:
+def test_members_left_to_first_use_never_raise(build: Any) -> None:
     """repr, to_dict, pickle and == of the returned error work whatever upstream holds."""
     err = HarnessError("x", code="x-app.failed")
-    err._upstream = Deferred(build, None)
+    err._pending = Left(build)
     repr(err)
     valid(err)
+    assert err.retry_after is None  # the hint that raised is left out
     assert pickle.loads(pickle.dumps(err)) == err
     assert err == pickle.loads(pickle.dumps(err))
     assert err.upstream

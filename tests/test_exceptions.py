@@ -214,3 +214,43 @@ def test_results_and_chunks_ride_along() -> None:
     assert (clone.result, clone.chunks) == ({"choices": []}, [1, 2])
     err.result = lambda: None  # not picklable: dropped, the error still pickles
     assert pickle.loads(pickle.dumps(err)).result is None
+
+
+# -- members an adapter leaves to first use ---------------------------------------------------
+
+
+def _replayed(provider: str, name: str) -> BaseException:
+    from normalize_errors.replay import load, run, shipped
+
+    exc = run(load(shipped() / provider / f"{name}.yaml")).exception
+    assert exc is not None
+    return exc
+
+
+def test_members_read_on_first_use_read_as_if_set_at_once() -> None:
+    """detail, args, str, retry_after and upstream of an adapter's error are all there."""
+    from normalize_errors import normalize
+
+    err = normalize(_replayed("openai", "rate_limit_tpm_429"))
+    assert err.args == (err.detail,)
+    assert err.detail
+    assert "Rate limit reached" in err.detail
+    assert str(err) == f"upstream.rate_limited: {err.detail}"
+    assert err.retry_after is not None
+    assert err.retry_after > 0
+    assert err.upstream["status"] == 429
+    again = HarnessError.from_dict(err.to_dict())
+    assert again.to_dict() == err.to_dict()
+
+
+def test_a_member_set_before_it_is_read_keeps_the_value_set() -> None:
+    """What a caller sets wins over what the adapter's facts would give later."""
+    from normalize_errors import normalize
+
+    err = normalize(_replayed("openai", "rate_limit_tpm_429"))
+    err.retry_after = 99.0
+    err.detail = "mine"
+    err.attempts = 7
+    assert (err.retry_after, err.detail, err.args, err.attempts) == (99.0, "mine", ("mine",), 7)
+    assert err.upstream["provider"] == "openai"  # the rest is still read from the facts
+    assert err.retry_after == 99.0

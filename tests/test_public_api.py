@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import typing
 
 if sys.version_info >= (3, 11):
     from builtins import ExceptionGroup
@@ -19,7 +20,8 @@ from normalize_errors._facade import normalize
 
 def test_all_is_sorted_and_exactly_the_public_names() -> None:
     """__all__ lists every public name of the package, sorted, and nothing private."""
-    lazy = {"wrap", "normalized", "rule", "Rule"}  # loaded on first use: they need more modules
+    # loaded on first use: they need more modules (re, typing)
+    lazy = {"wrap", "normalized", "rule", "Rule", "Advice", "Origin", "Limit", "Location"}
     public = {
         name
         for name, value in vars(normalize_errors).items()
@@ -114,3 +116,30 @@ def test_exception_groups_give_their_most_telling_member_with_the_rest_as_causes
     assert err.__cause__ is group
     single = ExceptionGroup("one", [TimeoutError()])
     assert normalize(single).code == "upstream.unavailable"
+
+
+def test_the_member_types_are_real_types_loaded_on_first_use() -> None:
+    """Advice and Origin are Literals, Limit and Location TypedDicts, without import cost."""
+    code = (
+        "import sys\n"
+        "import normalize_errors\n"
+        "assert 'normalize_errors._types' not in sys.modules\n"
+        "import typing\n"
+        "advice = normalize_errors.Advice\n"
+        "print(sorted(typing.get_args(advice)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    words = json.loads(out.stdout.replace("'", '"'))
+    reactions = {info.reaction for info in normalize_errors.CODES.values()}
+    assert reactions | {"retry", "feedback"} <= set(words)
+    assert set(typing.get_args(normalize_errors.Origin)) == {
+        info.origin for info in normalize_errors.CODES.values()
+    }
+    assert typing.is_typeddict(normalize_errors.Limit)
+    assert set(normalize_errors.Location.__annotations__) == {
+        "run_id",
+        "turn",
+        "tool_name",
+        "tool_call_id",
+        "pointer",
+    }

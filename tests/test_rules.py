@@ -6,41 +6,42 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize_errors._rules import Rule, context_limit, needles_of, retry_hint
+from normalize_errors._rules import Rule, context_limit, retry_hint, rule
 from normalize_errors.providers import NAMES, adapter
 
-PATTERNS = sorted(
-    {row.message.pattern for name in NAMES for row in adapter(name).TABLE if row.message}
+GUARDED = sorted(
+    {
+        (row.message.pattern, row.words)
+        for name in NAMES
+        for row in adapter(name).TABLE
+        if row.message is not None and row.words
+    }
 )
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize(("pattern", "words"), GUARDED, ids=[p for p, _ in GUARDED])
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
-def test_the_pre_check_never_hides_a_match(pattern: str, data: st.DataObject) -> None:
-    """Any text a row's pattern matches contains one of the row's needles."""
-    needles = needles_of(pattern)
-    if needles is None:
-        return
+def test_a_rows_words_never_hide_a_match_of_its_pattern(
+    pattern: str, words: tuple[str, ...], data: st.DataObject
+) -> None:
+    """Any text a row's pattern matches contains one of the row's words, which run first."""
     text = data.draw(st.from_regex(pattern, fullmatch=False).map(str.lower))
     row = next(
         r for n in NAMES for r in adapter(n).TABLE if r.message and r.message.pattern == pattern
     )
     assert isinstance(row, Rule)
     if row.message is not None and row.message.search(text):
-        assert any(needle in text for needle in needles), (pattern, text)
+        assert any(word in text for word in words), (pattern, text)
 
 
-def test_needles_are_the_literal_prefixes_of_the_alternatives() -> None:
-    """Optional characters, classes and escapes end a prefix; short prefixes disable it."""
-    assert needles_of(r"exceeds? the max|overloaded") == ("exceed", "overloaded")
-    assert needles_of(r"\blimit: 0\b") == ("limit: 0",)
-    assert needles_of(r"insufficient (?:balance|credits?)|credit limit") == (
-        "insufficient ",
-        "credit limit",
-    )
-    assert needles_of(r"(?:x-)?key|abc") is None
-    assert needles_of(r"ab|overloaded") is None
+def test_words_and_patterns_must_be_lower_case() -> None:
+    """Rows match the lower-cased message, so an upper-case word could never match."""
+    with pytest.raises(ValueError, match="lower-cased"):
+        rule("upstream.overloaded", "x", words=("Overloaded",))
+    with pytest.raises(ValueError, match="lower-cased"):
+        rule("upstream.overloaded", "x", message=r"Overloaded")
+    assert rule("upstream.overloaded", "x", words=("overloaded",)).words == ("overloaded",)
 
 
 @pytest.mark.parametrize(

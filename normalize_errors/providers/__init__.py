@@ -39,6 +39,7 @@ __all__ = [
     "provider_of",
     "provider_of_object",
     "provider_of_traceback",
+    "provider_of_type",
 ]
 
 NAMES: Final = ("anthropic", "google", "openai", "bedrock", "cohere", "http")
@@ -152,7 +153,11 @@ _BY_TYPE: dict[type, str | None] = {}
 
 def provider_of(exc: BaseException) -> str | None:
     """The provider whose SDK raised ``exc``, from its class's module (walking the MRO)."""
-    cls = type(exc)
+    return provider_of_type(type(exc))
+
+
+def provider_of_type(cls: type) -> str | None:
+    """The provider whose SDK defines exception class ``cls`` (walking its MRO)."""
     if cls in _BY_TYPE:
         return _BY_TYPE[cls]
     found = None

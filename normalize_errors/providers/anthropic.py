@@ -33,14 +33,14 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .._path import SDK as _SDK
+from .._path import facts_of, read_exception
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_WORDS,
     Facts,
     Rule,
     StopRow,
-    attempts_of,
     build,
-    class_entry,
     classify,
     offered_names,
     rule,
@@ -48,11 +48,8 @@ from .._rules import (
     tool_call_problem,
 )
 from .._signals import (
-    body_text,
     field,
     integer,
-    lower_headers,
-    parse_body,
     short,
     status_code,
     text_of,
@@ -88,14 +85,14 @@ TABLE: Final[tuple[Rule, ...]] = (
         "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
         retryable=True,
         status=[429],
-        message=r"please wait before trying again",
+        words=["please wait before trying again"],
     ),
     rule(
         "context.window_exceeded",
         'the message says the input is over the context window ("prompt is too long: N '
         'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
         retryable=False,
-        message=CONTEXT_WORDING,
+        words=CONTEXT_WORDS,
     ),
     rule(
         "context.window_exceeded",
@@ -125,15 +122,14 @@ TABLE: Final[tuple[Rule, ...]] = (
         'low", "You have reached your specified workspace API usage limits"), sent as a 400 '
         "`invalid_request_error`",
         retryable=False,
-        message=r"credit balance is too low|reached your (?:specified )?(?:workspace )?"
-        r"api usage limits",
+        words=("credit balance is too low", "api usage limits"),
     ),
     rule(
         "upstream.authentication_failed",
         'the message says "This organization has been disabled" (sent as a 400 '
         "`invalid_request_error`)",
         retryable=False,
-        message=r"organization has been disabled",
+        words=("organization has been disabled",),
     ),
     rule(
         "upstream.authentication_failed",
@@ -237,43 +233,6 @@ def _read(body: Any, found: dict[str, Any]) -> None:
         found["request_id"] = request_id
 
 
-def _facts(
-    status: int | None,
-    headers: dict[str, str],
-    body: Any,
-    text: str,
-    *,
-    request_id: str | None = None,
-    exception: str | None = None,
-    in_stream: bool = False,
-    attempts: int | None = None,
-) -> Facts:
-    found: dict[str, Any] = {}
-    _read(body, found)
-    if body is None and text and not text.lstrip().startswith("<") and len(text) < 2048:
-        found["message"] = text.strip() or None
-    extra: dict[str, Any] = found.get("extra", {})
-    workspace = headers.get("anthropic-workspace-id")
-    if workspace:
-        extra["workspace_id"] = workspace
-    return Facts(
-        NAME,
-        status=status,
-        headers=headers,
-        body=body,
-        text=text,
-        message=found.get("message"),
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        # the header (the SDK's ``request_id``) first, then the body's copy
-        request_id=request_id or headers.get("request-id") or found.get("request_id"),
-        exception=exception,
-        in_stream=in_stream,
-        attempts=attempts,
-        extra=extra,
-    )
-
-
 _ERROR_TYPES: Final = frozenset(
     {
         "invalid_request_error",
@@ -313,16 +272,14 @@ def looks_like(body: Any) -> bool:
     )
 
 
-def _is_2xx(status: int | None) -> bool:
-    """Whether an error came with a success status: the stream's, before its ``event: error``."""
-    return status is not None and 200 <= status <= 299
+SDK: Final = _SDK(NAME, "anthropic", CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the Anthropic shape."""
-    low = lower_headers(headers)
     number = integer(status)
-    facts = _facts(number, low, parse_body(body), body_text(body), in_stream=_is_2xx(number))
+    in_stream = number is not None and 200 <= number <= 299  # the stream's, before its error
+    facts = facts_of(SDK, number, headers, body, in_stream=in_stream)
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 
@@ -330,67 +287,27 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _message_of(exc: BaseException) -> str | None:
-    message = field(exc, "message")
-    if isinstance(message, str) and message:
-        return message
-    try:
-        first = exc.args[0] if exc.args else None
-    except Exception:
-        return None
-    return first if isinstance(first, str) and first else None
-
-
-def normalize(exc: BaseException) -> HarnessError | None:
-    """The harness error for an exception of the ``anthropic`` SDK, or ``None``."""
-    entry = class_entry(exc, CLASSES, NAME)
-    if entry is None:
-        return None
-    name, fixed = entry
+def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool | None:
+    """What only the anthropic SDK's exceptions say: ids as attributes, a token endpoint."""
     if name == "AnthropicError":
-        return None
-    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
-    headers = lower_headers(field(field(exc, "response"), "headers"))
-    status = integer(field(exc, "status_code"))
-    body = field(exc, "body")
-    text = body if isinstance(body, str) else ""
-    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
-    facts = _facts(
-        status,
-        headers,
-        parsed,
-        text,
-        request_id=text_of(field(exc, "request_id")),
-        exception=qualname,
-        in_stream=fixed is None and _is_2xx(status),
-        attempts=attempts_of(exc),
-    )
+        return False  # the SDK's base class, raised for the client's own misuse
+    request_id = text_of(field(exc, "request_id"))
+    if request_id:  # the SDK's copy of the header comes first, then the body's
+        facts.request_id = request_id
     if facts.vendor_type is None:
         facts.vendor_type = text_of(field(exc, "type"))
     if facts.vendor_code is None:
         facts.vendor_code = text_of(field(exc, "error_code"))
-    facts.ids = frozenset(
-        facts.ids | {v.lower() for v in (facts.vendor_type, facts.vendor_code) if v}
-    )
-    if fixed is not None:
-        code, retryable = fixed
-        if name == "APITimeoutError":
-            facts.vendor_code = "timeout"
-        elif name == "APIConnectionError":
-            facts.vendor_code = "connection_error"
-        elif name == "WorkloadIdentityError" and status is not None:
-            by_status, again = status_code(status)
-            if again:  # the token endpoint was busy or down, not the credentials refused
-                code, retryable = by_status, again
-        if not facts.message:
-            facts.message = _message_of(exc)
-        cause = exc.__cause__
-        if cause is not None:
-            origin = f"{type(cause).__module__}.{type(cause).__name__}"
-            facts.extra = {**facts.extra, "cause": origin}
-        return build(code, retryable, facts)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    if name == "WorkloadIdentityError" and facts.status is not None:
+        by_status, again = status_code(facts.status)
+        if again:  # the token endpoint was busy or down, not the credentials refused
+            return build(by_status, again, facts)
+    return None
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``anthropic`` SDK, or ``None``."""
+    return read_exception(SDK, exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -577,8 +494,7 @@ def _error_event(event: Any) -> HarnessError:
             },
             "request_id": field(event, "request_id"),
         }
-    facts = _facts(None, {}, event, "")
-    facts.in_stream = True
+    facts = facts_of(SDK, None, None, event, in_stream=True)
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_WORDS,
     Facts,
     Rule,
     StopRow,
@@ -93,7 +93,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         'tokens > M maximum", "too many input tokens")',
         retryable=False,
         ids=["validationexception", "modelerrorexception"],
-        message=CONTEXT_WORDING,
+        words=CONTEXT_WORDS,
     ),
     rule(
         "upstream.rate_limited",
@@ -101,7 +101,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         'before trying again"): waiting seconds does not lift it',
         retryable=False,
         ids=["throttlingexception"],
-        message=r"per day",
+        words=["per day"],
     ),
     rule(
         "upstream.rate_limited",

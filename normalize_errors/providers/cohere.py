@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_WORDS,
     Facts,
     Rule,
     StopRow,
@@ -70,20 +70,20 @@ TABLE: Final[tuple[Rule, ...]] = (
         "this model\": `max_tokens` is over the model's output limit, not the input over the "
         "context window",
         retryable=False,
-        message=r"max tokens must be",
+        words=["max tokens must be"],
     ),
     rule(
         "context.window_exceeded",
         'the message says the input is over the context window ("too many tokens: total '
         'number of tokens in the prompt cannot exceed N - received M")',
         retryable=False,
-        message=CONTEXT_WORDING,
+        words=CONTEXT_WORDS,
     ),
     rule(
         "upstream.rate_limited",
         'a monthly limit ("limited to 1000 API calls / month"): waiting minutes does not lift it',
         retryable=False,
-        message=r"calls / month|per month|monthly limit",
+        words=["calls / month", "per month", "monthly limit"],
     ),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
     rule(

@@ -63,9 +63,11 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final
 
+from .._path import fixed_error, message_of, note_cause
 from .._patterns import GOOGLE_CANONICAL, GOOGLE_DAILY, GOOGLE_FUNCTION, MAX_MESSAGE
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_COUNT,
+    CONTEXT_COUNT_WORDS,
     Facts,
     Rule,
     StopRow,
@@ -80,7 +82,6 @@ from .._signals import (
     body_text,
     field,
     integer,
-    lower_headers,
     parse_body,
     parse_duration,
     sequence,
@@ -98,7 +99,6 @@ __all__ = [
     "TABLE",
     "diagnose",
     "diagnose_stream",
-    "entry_for",
     "from_response",
     "looks_like",
     "normalize",
@@ -178,7 +178,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the API key is not valid or expired (a body without its "
         "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
         retryable=False,
-        message=r"api key not valid|api key expired|api_key_invalid|invalid api key",
+        words=("api key not valid", "api key expired", "api_key_invalid", "invalid api key"),
     ),
     _quota_rule(
         "upstream.rate_limited",
@@ -192,6 +192,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "quota at all for this project",
         retryable=False,
         ids=_RATE_IDS,
+        words=("limit: 0",),
         message=r"\blimit: 0\b",
     ),
     rule(
@@ -208,7 +209,12 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the quota is exceeded or the resource exhausted (a body without "
         "its status, or a Live API close reason)",
         retryable=True,
-        message=r"exceeded your current quota|quota exceeded|resource (?:has been )?exhausted",
+        words=(
+            "exceeded your current quota",
+            "quota exceeded",
+            "resource exhausted",
+            "resource has been exhausted",
+        ),
     ),
     rule(
         "upstream.authentication_failed",
@@ -230,14 +236,15 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the input is over the context window: 'The input token count "
         "(N) exceeds the maximum number of tokens allowed (M)' (limit from N and M)",
         retryable=False,
-        message=CONTEXT_WORDING,
+        words=CONTEXT_COUNT_WORDS,
+        message=CONTEXT_COUNT,
     ),
     rule(
         "context.window_exceeded",
         "'Request payload size exceeds the limit': the request is larger than the API "
         "accepts; shrink it",
         retryable=False,
-        message=r"payload size exceeds the limit",
+        words=("payload size exceeds the limit",),
     ),
     rule(
         "upstream.overloaded",
@@ -250,7 +257,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "upstream.overloaded",
         "the message says the model is overloaded",
         retryable=True,
-        message=r"overloaded",
+        words=("overloaded",),
     ),
     rule(
         "upstream.unavailable",
@@ -447,13 +454,16 @@ def _read(error: Any, found: dict[str, Any]) -> None:
 
 
 def _looks_html(text: str) -> bool:
-    head = text.lstrip()[:256].lower()
-    return head.startswith("<") and ("html" in head or "<head" in head or "<body" in head)
+    head = text.lstrip()[:256]
+    if not head.startswith("<"):
+        return False
+    head = head.lower()
+    return "html" in head or "<head" in head or "<body" in head
 
 
 def _facts(
     status: int | None,
-    headers: dict[str, str],
+    headers: Any,
     body: Any,
     text: str,
     *,
@@ -462,6 +472,7 @@ def _facts(
 ) -> Facts:
     found: dict[str, Any] = {}
     _read(_inner(body), found)
+    extra: dict[str, Any] = found.get("extra", {})
     message = found.get("message")
     if isinstance(message, str) and _looks_html(message):
         # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
@@ -480,24 +491,18 @@ def _facts(
         vendor_code=found.get("vendor_code"),
         vendor_type=found.get("vendor_type"),
         ids=found.get("ids", ()),
-        request_id=headers.get("x-request-id") or headers.get("x-goog-request-id"),
+        id_headers=("x-request-id", "x-goog-request-id"),
         exception=exception,
         in_stream=in_stream,
-        extra=found.get("extra"),
+        wait=parse_duration(extra.get("retry_delay")) if "retry_delay" in extra else None,
+        extra=extra,
     )
 
 
 def _decide(facts: Facts) -> HarnessError:
-    """Classify ``facts`` with ``TABLE`` and set ``retry_after`` the Google way."""
+    """Classify ``facts`` with ``TABLE`` and build the error."""
     code, retryable = classify(TABLE, facts)
-    err = build(code, retryable, facts)
-    if not retryable:
-        err.retry_after = None
-    else:
-        delay = parse_duration(facts.extra.get("retry_delay"))
-        if delay is not None:
-            err.retry_after = delay
-    return err
+    return build(code, retryable, facts)
 
 
 def looks_like(body: Any) -> bool:
@@ -529,9 +534,8 @@ def _looks_like(body: Any) -> bool:
 
 
 def _from_response(status: Any, headers: Any, body: Any) -> HarnessError:
-    low = lower_headers(headers)
     parsed = parse_body(body)
-    facts = _facts(integer(status), low, parsed, body_text(body))
+    facts = _facts(integer(status), headers, parsed, body_text(body))
     return _decide(facts)
 
 
@@ -542,8 +546,22 @@ def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def entry_for(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
-    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any."""
+_ENTRIES: dict[type, tuple[str, tuple[str, bool] | None] | None] = {}
+
+
+def _entry(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
+    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any.
+
+    Decided once per class.
+    """
+    try:
+        return _ENTRIES[cls]
+    except KeyError:
+        found = _ENTRIES[cls] = _lookup(cls)
+        return found
+
+
+def _lookup(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
     mro = cls.__mro__
     interactions = any(base.__name__ == _INTERACTIONS_ROOT for base in mro)
     for base in mro:
@@ -563,8 +581,8 @@ def _response_status(response: Any) -> int | None:
     return integer(field(response, "status_code")) or integer(field(response, "status"))
 
 
-def _headers_of(response: Any) -> dict[str, str]:
-    return lower_headers(field(response, "headers")) if response is not None else {}
+def _headers_of(response: Any) -> Any:
+    return field(response, "headers") if response is not None else None
 
 
 _FUNCTION: Final = GOOGLE_FUNCTION.compiled()
@@ -593,10 +611,9 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
             "status": field(exc, "status"),
         }
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
-    err = _decide(facts)
     if in_stream:
-        err.upstream = {**err.upstream, "status": http}
-    return err
+        facts.extra = {**facts.extra, "status": http}  # the stream's own status
+    return _decide(facts)
 
 
 def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
@@ -709,7 +726,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
 def _normalize(exc: BaseException) -> HarnessError | None:
     if type(exc) is TypeError:
         return _sdk_type_error(exc)
-    entry = entry_for(type(exc))
+    entry = _entry(type(exc))
     if entry is None:
         return None
     name, fixed = entry
@@ -720,29 +737,14 @@ def _normalize(exc: BaseException) -> HarnessError | None:
         return _interactions(exc, name, qualname)
     if fixed is None:
         return None
-    code, retryable = fixed
-    message = field(exc, "message")
-    if not isinstance(message, str):
-        args: Any = exc.args
-        message = args[0] if isinstance(args, tuple) and args and isinstance(args[0], str) else None
-    facts = Facts(NAME, message=message, exception=qualname)
-    cause = exc.__cause__
-    extra: dict[str, Any] = {}
-    if cause is not None:
-        extra["cause"] = _qualname(type(cause))
+    facts = Facts(NAME, message=message_of(exc), exception=qualname)
     if name == "ContinuationInterruptedError":
-        for attr in ("continuation_token", "interaction_id"):
-            value = field(exc, attr)
-            if isinstance(value, str):
-                extra[attr] = value
-    if name in ("interactions.APITimeoutError", "ContinuationTimeoutError"):
-        facts.vendor_code = "timeout"
-    elif name in ("interactions.APIConnectionError", "NoResponseError"):
-        facts.vendor_code = "connection_error"
-    facts.extra = extra
+        kept = {a: field(exc, a) for a in ("continuation_token", "interaction_id")}
+        facts.extra = {a: v for a, v in kept.items() if isinstance(v, str)}
     if name in ("UnknownFunctionCallArgumentError", "FunctionInvocationError"):
-        return _function_error(exc, code, facts)
-    return build(code, retryable, facts)
+        note_cause(exc, facts)
+        return _function_error(exc, fixed[0], facts)
+    return fixed_error(name, fixed, exc, facts)
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -1012,7 +1014,7 @@ def _error_chunk(chunk: Mapping[str, Any]) -> HarnessError:
     The body's ``code`` decides like a status, but is not reported as one: the HTTP
     status of a stream that delivered chunks was a success.
     """
-    err = _decide(_facts(None, {}, dict(chunk), "", in_stream=True))
+    err = _decide(_facts(None, None, dict(chunk), "", in_stream=True))
     err.upstream = {k: v for k, v in err.upstream.items() if k != "status"}
     return err
 

@@ -46,7 +46,7 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, build, classify, rule
+from .._rules import Facts, Rule, add_upstream, build, classify, rule
 from .._signals import (
     MAX_MESSAGE,
     body_text,
@@ -83,14 +83,14 @@ TABLE: Final[tuple[Rule, ...]] = (
         "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
         "pending or active requests)",
         retryable=True,
-        message=r"reset reason: overflow",
+        words=("reset reason: overflow",),
     ),
     rule(
         "upstream.unavailable",
         "Envoy's 'upstream connect error or disconnect/reset before headers' (the server "
         "behind it refused, reset or timed out)",
         retryable=True,
-        message=r"upstream connect error|disconnect/reset before headers",
+        words=("upstream connect error", "disconnect/reset before headers"),
     ),
     rule(
         "upstream.unavailable",
@@ -285,7 +285,6 @@ def read(
     extra: Mapping[str, Any] | None = None,
 ) -> HarnessError:
     """The harness error for a response of no known shape, reported as ``provider``."""
-    low = lower_headers(headers)
     code = integer(status)
     text = body_text(body)
     parsed = parse_body(body)
@@ -316,17 +315,16 @@ def read(
         more["reset_reason"] = reset.group(1)
     if code is not None and 200 <= code <= 299 and not found.get("message"):
         detail = f"{where}: a success response, it reports no error"
-    request_id = next((low[name] for name in _REQUEST_IDS if name in low), None)
     facts = Facts(
         provider,
         status=code,
-        headers=low,
+        headers=headers,
         body=parsed,
         # An HTML page stays out of ``upstream``: its title is kept instead.
         text="" if title is not None else text,
         message=found.get("message"),
         vendor_code=found.get("vendor_code"),
-        request_id=request_id,
+        id_headers=_REQUEST_IDS,
         extra=more,
     )
     error_code, retryable = classify(TABLE, facts)
@@ -439,11 +437,12 @@ def _response_error(
     problem = read_problem(status, headers, parsed) if isinstance(parsed, dict) else None
     if problem is not None:
         return problem
-    name = detect(parsed, lower_headers(headers))
+    low = lower_headers(headers)
+    name = detect(parsed, low)
     if name == NAME:
-        return read(status, headers, body, provider=provider_for_host(host) or NAME, extra=more)
-    err = adapter(name).from_response(status, headers, body)
-    err.upstream = {**err.upstream, **more}
+        return read(status, low, body, provider=provider_for_host(host) or NAME, extra=more)
+    err = adapter(name).from_response(status, low, body)
+    add_upstream(err, more)
     return err
 
 

@@ -31,14 +31,17 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .._path import SDK as _SDK
+from .._path import facts_of, message_of, read_exception
 from .._rules import (
-    CONTEXT_WORDING,
+    CONTEXT_COUNT,
+    CONTEXT_COUNT_WORDS,
+    CONTEXT_WORDS,
     Facts,
     Rule,
     StopRow,
-    attempts_of,
+    add_upstream,
     build,
-    class_entry,
     classify,
     offered_names,
     rule,
@@ -46,11 +49,8 @@ from .._rules import (
     tool_call_problem,
 )
 from .._signals import (
-    body_text,
     field,
     integer,
-    lower_headers,
-    parse_body,
     sequence,
     short,
     text_of,
@@ -158,14 +158,22 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the input is over the context window (OpenAI, vLLM, DeepSeek, "
         "Mistral, Groq wording)",
         retryable=False,
-        message=CONTEXT_WORDING,
+        words=CONTEXT_WORDS,
+    ),
+    rule(
+        "context.window_exceeded",
+        "the message puts a count between the words: 'input token count (N) exceeds the "
+        "maximum', 'exceeds the max tokens', 'too large for model with N maximum context'",
+        retryable=False,
+        words=CONTEXT_COUNT_WORDS,
+        message=CONTEXT_COUNT,
     ),
     rule(
         "context.window_exceeded",
         "'Request too large … per min': one request is larger than the per-minute token "
         "limit, so waiting cannot help; shrink it",
         retryable=False,
-        message=r"request too large for",
+        words=("request too large for",),
     ),
     rule(
         "upstream.rate_limited",
@@ -178,8 +186,15 @@ TABLE: Final[tuple[Rule, ...]] = (
         "upstream.rate_limited",
         "the message says the quota, balance or credits ran out",
         retryable=False,
-        message=r"insufficient (?:balance|credits?|quota)|exceeded your current quota"
-        r"|credit limit|out of credits|more credits",
+        words=(
+            "insufficient balance",
+            "insufficient credit",
+            "insufficient quota",
+            "exceeded your current quota",
+            "credit limit",
+            "out of credits",
+            "more credits",
+        ),
     ),
     rule(
         "policy.content_filtered",
@@ -200,14 +215,20 @@ TABLE: Final[tuple[Rule, ...]] = (
         "upstream.authentication_failed",
         "no API key was given",
         retryable=False,
-        message=r"api_key client option must be set|didn't provide an api key"
-        r"|no api key provided|missing (?:bearer|api key|credentials)",
+        words=(
+            "api_key client option must be set",
+            "didn't provide an api key",
+            "no api key provided",
+            "missing bearer",
+            "missing api key",
+            "missing credentials",
+        ),
     ),
     rule(
         "upstream.overloaded",
         "the message says the model or server is overloaded",
         retryable=True,
-        message=r"overloaded",
+        words=("overloaded",),
     ),
     rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
     rule("upstream.rate_limited", "status 429", status=[429]),
@@ -342,37 +363,14 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
     facts["ids"] = ids
 
 
-def _facts(
-    status: int | None,
-    headers: dict[str, str],
-    body: Any,
-    text: str,
-    *,
-    exception: str | None = None,
-    in_stream: bool = False,
-    attempts: int | None = None,
-) -> Facts:
-    found: dict[str, Any] = {}
+def read_body(body: Any, found: dict[str, Any]) -> None:
+    """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
     _read(_inner(body), found)
-    if body is None and text and not found.get("message") and not text.lstrip().startswith("<"):
-        found["message"] = short(text.strip(), 2048) if len(text) < 2048 else None
-    request_id = headers.get("x-request-id") or headers.get("apim-request-id")
-    return Facts(
-        NAME,
-        status=status,
-        headers=headers,
-        body=body,
-        text=text,
-        message=found.get("message"),
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        ids=found.get("ids", ()),
-        request_id=request_id,
-        exception=exception,
-        in_stream=in_stream,
-        attempts=attempts,
-        extra=found.get("extra"),
-    )
+
+
+SDK: Final = _SDK(
+    NAME, "openai", CLASSES, TABLE, read_body, id_headers=("x-request-id", "apim-request-id")
+)
 
 
 def looks_like(body: Any) -> bool:
@@ -391,10 +389,7 @@ def looks_like(body: Any) -> bool:
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the OpenAI shape."""
-    low = lower_headers(headers)
-    code = integer(status)
-    parsed = parse_body(body)
-    facts = _facts(code, low, parsed, body_text(body))
+    facts = facts_of(SDK, integer(status), headers, body)
     error_code, retryable = classify(TABLE, facts)
     return build(error_code, retryable, facts)
 
@@ -402,60 +397,35 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def normalize(exc: BaseException) -> HarnessError | None:
-    """The harness error for an exception of the ``openai`` SDK, or ``None``."""
-    entry = class_entry(exc, CLASSES, _sdk_root(exc))
-    if entry is None:
-        return None
-    name, fixed = entry
-    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool | None:
+    """What only the openai SDK's exceptions say: a stream's error, a finish-reason error."""
     if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
         completion = field(exc, "completion")
         found = diagnose(completion, None) if completion is not None else None
         if found is not None:
-            found.upstream = {**found.upstream, "exception": qualname}
+            add_upstream(found, {"exception": facts.exception})
             return found
-    response = field(exc, "response", "raw_response")  # raw_response: mistralai
-    headers = lower_headers(field(response, "headers"))
-    status = integer(field(exc, "status_code"))
-    body = field(exc, "body")
-    text = body if isinstance(body, str) else ""
-    parsed = None if isinstance(body, str) else body
-    if isinstance(body, str):
-        parsed = parse_body(body)
-    in_stream = name == "APIError" and status is None
-    facts = _facts(
-        status,
-        headers,
-        parsed,
-        text,
-        exception=qualname,
-        in_stream=in_stream,
-        attempts=attempts_of(exc),
-    )
-    if fixed is not None:
-        code, retryable = fixed
-        if name == "APITimeoutError":
-            facts.vendor_code = "timeout"
-        elif name == "APIConnectionError":
-            facts.vendor_code = "connection_error"
-        message = field(exc, "message")
-        if isinstance(message, str) and not facts.message:
-            facts.message = message
-        cause = exc.__cause__
-        if cause is not None:
-            origin = f"{type(cause).__module__}.{type(cause).__name__}"
-            facts.extra = {**facts.extra, "cause": origin}
-        return build(code, retryable, facts)
+    if name == "APIError" and facts.status is None:
+        facts.in_stream = True  # an {"error": ...} event inside a stream: no status
+    if facts.raw_headers is None:  # mistralai: the headers are on the exception
+        facts.raw_headers = field(exc, "headers") or field(field(exc, "raw_response"), "headers")
     if name in _BASES and not facts.message:
-        message = field(exc, "message") or (exc.args[0] if exc.args else None)
-        facts.message = message if isinstance(message, str) else None
+        facts.message = message_of(exc)
         code, retryable = classify(_CREDENTIALS, facts)
         if code == "upstream.authentication_failed":
             return build(code, retryable, facts)
-        return None
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+        return False  # the SDK's base class, raised for the client's own misuse
+    return None
+
+
+_NATIVE: Final = {root: SDK._replace(root=root) for root in ROOTS}
+"""The path's description of each SDK of ``ROOTS``: openai's, under that SDK's root module."""
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``openai`` SDK (or a native SDK of an
+    OpenAI-compatible vendor, ``ROOTS``), or ``None``."""
+    return read_exception(_NATIVE[_sdk_root(exc)], exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------

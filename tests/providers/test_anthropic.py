@@ -24,6 +24,7 @@ import yaml
 
 from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
+from normalize_errors._path import facts_of
 from normalize_errors._rules import class_entry
 from normalize_errors._signals import parse_body
 from normalize_errors.providers import adapter
@@ -874,7 +875,7 @@ def test_every_table_row_is_exercised() -> None:
     hits: set[int] = set()
 
     def first_row(status: int | None, headers: dict[str, str], body: Any) -> None:
-        facts = adapter_module._facts(status, headers, parse_body(body), str(body))
+        facts = facts_of(adapter_module.SDK, status, headers, body)
         for index, row in enumerate(adapter_module.TABLE):
             if row.matches(facts):
                 hits.add(index)

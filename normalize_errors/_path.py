@@ -1,0 +1,190 @@
+"""The one path from a vendor SDK exception to its harness error.
+
+A provider module declares what differs between vendors: its exception classes
+(``CLASSES``: class name -> a fixed code, or ``None`` to read the body with ``TABLE``), its
+rule table, its body reader and the headers that carry a request id (an ``SDK`` value).
+Everything else happens here, once, for every provider:
+
+1. the class: the first class of the exception's MRO that ``CLASSES`` names, under the
+   SDK's root module (decided once per type);
+2. the facts: HTTP status, the body (parsed if it is text), what the body reader finds in
+   it (message, vendor code and type, extra members), the response headers (kept as the
+   vendor's object, read on first use), the exception's qualified name;
+3. a fixed class: its code, with ``timeout``/``connection_error`` as the vendor code of the
+   SDK's timeout and connection classes, the exception's own message when the body gave
+   none, and the class of its ``__cause__``;
+4. otherwise the table decides (``classify``), and ``build`` makes the error.
+
+What only matters when a member is read (``retry_after``, ``attempts``, ``limit``,
+``upstream``) waits until it is read (see ``Facts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from ._rules import Facts, Rule, build, class_entry, classify
+from ._signals import body_text, field, integer, parse_body, short
+from .exceptions import HarnessError
+
+__all__ = [
+    "SDK",
+    "facts_of",
+    "fixed_error",
+    "message_of",
+    "note_cause",
+    "qualname",
+    "read_exception",
+]
+
+BodyReader = Callable[[Any, dict[str, Any]], None]
+"""Fills a dict from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
+``ids`` (more vendor codes), ``request_id``, ``extra`` (members kept in ``upstream``)."""
+
+_CONNECTION_CODES: Mapping[str, str] = {
+    "APITimeoutError": "timeout",
+    "APIConnectionError": "connection_error",
+    "ContinuationTimeoutError": "timeout",  # google-genai
+    "NoResponseError": "connection_error",  # google-genai's generated client
+}
+"""The vendor code given to the SDKs' timeout and connection classes, which carry none."""
+
+
+class SDK(NamedTuple):
+    """What one vendor SDK's exceptions need: the provider module's tables and reader."""
+
+    name: str
+    """The provider name (``upstream.provider``)."""
+    root: str
+    """The SDK's top-level module; only classes under it are looked up in ``classes``."""
+    classes: Mapping[str, tuple[str, bool] | None]
+    table: tuple[Rule, ...]
+    read_body: BodyReader
+    id_headers: tuple[str, ...] = ()
+    """Response headers that carry the request id, first found wins."""
+
+
+def qualname(exc: BaseException) -> str:
+    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it."""
+    cls = type(exc)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def message_of(exc: BaseException) -> str | None:
+    """The exception's own message: its ``message`` attribute, else its first argument."""
+    message = field(exc, "message")
+    if isinstance(message, str) and message:
+        return message
+    try:
+        first = exc.args[0] if exc.args else None
+    except Exception:
+        return None
+    return first if isinstance(first, str) and first else None
+
+
+def facts_of(
+    sdk: SDK,
+    status: int | None,
+    headers: Any,
+    body: Any,
+    *,
+    request_id: str | None = None,
+    exception: str | None = None,
+    in_stream: bool = False,
+    source: BaseException | None = None,
+) -> Facts:
+    """The facts of one failure: ``body`` (parsed or text) read by the SDK's body reader.
+
+    A body that is text and not JSON (a proxy's page, a plain message) is kept as ``text``;
+    a short one that is not HTML is the message.
+    """
+    text = body_text(body) if isinstance(body, (str, bytes, bytearray)) else ""
+    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
+    found: dict[str, Any] = {}
+    sdk.read_body(parsed, found)
+    if parsed is None and text and not found.get("message") and len(text) < 2048:
+        plain = text.strip()
+        if plain and not plain.startswith("<"):
+            found["message"] = short(plain, 2048)
+    return Facts(
+        sdk.name,
+        status=status,
+        headers=headers,
+        body=parsed,
+        text=text,
+        message=found.get("message"),
+        vendor_code=found.get("vendor_code"),
+        vendor_type=found.get("vendor_type"),
+        ids=found.get("ids", ()),
+        request_id=request_id or found.get("request_id"),
+        id_headers=sdk.id_headers,
+        exception=exception,
+        in_stream=in_stream,
+        source=source,
+        extra=found.get("extra"),
+    )
+
+
+def read_exception(
+    sdk: SDK,
+    exc: BaseException,
+    *,
+    adjust: Callable[[str, BaseException, Facts], HarnessError | bool | None] | None = None,
+) -> HarnessError | None:
+    """The harness error for an exception of ``sdk``, or ``None`` if it is not one of its.
+
+    ``adjust(class_name, exc, facts)``, when given, sees the facts before the decision: it
+    may fill what only this SDK's exception carries (and return ``None``), return the
+    error itself, or return ``False`` for an exception the SDK's tables do not answer.
+    """
+    entry = class_entry(exc, sdk.classes, sdk.root)
+    if entry is None:
+        return None
+    name, fixed = entry
+    status = integer(field(exc, "status_code"))
+    facts = facts_of(
+        sdk,
+        status,
+        field(field(exc, "response"), "headers"),
+        field(exc, "body"),
+        exception=qualname(exc),
+        in_stream=fixed is None and status is not None and 200 <= status <= 299,
+        source=exc,
+    )
+    if adjust is not None:
+        err = adjust(name, exc, facts)
+        if err is False:
+            return None
+        if isinstance(err, HarnessError):
+            return err
+    if fixed is None:
+        code, retryable = classify(sdk.table, facts)
+        return build(code, retryable, facts)
+    return fixed_error(name, fixed, exc, facts)
+
+
+def fixed_error(
+    name: str, fixed: tuple[str, bool], exc: BaseException, facts: Facts
+) -> HarnessError:
+    """The error of an exception class with a fixed code (``CLASSES[name]``).
+
+    The SDKs' timeout and connection classes get ``timeout`` or ``connection_error`` as
+    the vendor code; the exception's own message stands in when the body gave none; the
+    class of its ``__cause__`` (the transport's error) is kept in ``upstream.cause``.
+    """
+    code, retryable = fixed
+    vendor_code = _CONNECTION_CODES.get(name.rpartition(".")[2])
+    if vendor_code is not None:
+        facts.vendor_code = vendor_code
+    if not facts.message:
+        facts.message = message_of(exc)
+    note_cause(exc, facts)
+    return build(code, retryable, facts)
+
+
+def note_cause(exc: BaseException, facts: Facts) -> None:
+    """Keep the class of ``exc.__cause__`` (the transport's error, say) as ``upstream.cause``."""
+    cause = exc.__cause__
+    if cause is not None:
+        facts.extra = {**facts.extra, "cause": f"{type(cause).__module__}.{type(cause).__name__}"}
