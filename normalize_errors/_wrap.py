@@ -623,7 +623,11 @@ def wrap(
     Args:
         client: an ``openai.OpenAI``/``AsyncOpenAI`` (or Azure) client, an
             ``anthropic.Anthropic``/``AsyncAnthropic`` (or Bedrock/Vertex) client, a
-            ``google.genai.Client``, or an ``httpx``/``httpx2`` ``Client``/``AsyncClient``.
+            ``google.genai.Client``, an ``httpx``/``httpx2`` ``Client``/``AsyncClient``, a
+            native client of an OpenAI-compatible vendor (groq, together, cerebras,
+            fireworks, mistralai), a ``cohere.ClientV2``/``AsyncClientV2``, or a boto3
+            ``bedrock-runtime`` client (whose ``converse`` results are plain dicts: checked
+            as they are; the event ``stream`` of its streaming calls is wrapped in place).
         provider: the provider name, when the library should not work it out (an
             OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
         check: run ``check()`` on every result and at the end of every stream, raising the
