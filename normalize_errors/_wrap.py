@@ -363,7 +363,7 @@ class _Proxy:
             result = self._ne_target(*args, **kwargs)
         except Exception as exc:
             raise _fail(exc, options) from exc
-        return _after(result, options, kwargs.get("tools"))
+        return _after(result, options, _tools(kwargs))
 
     def __enter__(self) -> Any:
         options = self._ne_options
@@ -396,6 +396,12 @@ class _Proxy:
 
     def __aiter__(self) -> Any:
         return _AsyncStream(self._ne_target.__aiter__(), self._ne_options, None, self._ne_target)
+
+
+def _tools(kwargs: dict[str, Any]) -> Any:
+    """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``."""
+    tools = kwargs.get("tools")
+    return kwargs.get("toolConfig") if tools is None else tools
 
 
 def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
@@ -439,7 +445,7 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
                 result = await _as_caller(sys._getframe(1))(method, args, kwargs)
             except Exception as exc:
                 raise _fail(exc, options) from exc
-            return _after(result, options, kwargs.get("tools"), owner)
+            return _after(result, options, _tools(kwargs), owner)
 
         return acall
 
@@ -450,8 +456,8 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
         except Exception as exc:
             raise _fail(exc, options) from exc
         if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-            return _awaited(result, options, kwargs.get("tools"), owner)
-        return _after(result, options, kwargs.get("tools"), owner)
+            return _awaited(result, options, _tools(kwargs), owner)
+        return _after(result, options, _tools(kwargs), owner)
 
     return call
 
