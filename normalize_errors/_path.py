@@ -56,8 +56,8 @@ class SDK(NamedTuple):
 
     name: str
     """The provider name (``upstream.provider``)."""
-    root: str
-    """The SDK's top-level module; only classes under it are looked up in ``classes``."""
+    roots: tuple[str, ...]
+    """The SDKs' top-level modules; only classes under them are looked up in ``classes``."""
     classes: Mapping[str, tuple[str, bool] | None]
     table: tuple[Rule, ...]
     read_body: BodyReader
@@ -65,10 +65,16 @@ class SDK(NamedTuple):
     """Response headers that carry the request id, first found wins."""
 
 
+_QUALNAMES: dict[type, str] = {}
+
+
 def qualname(exc: BaseException) -> str:
     """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it."""
     cls = type(exc)
-    return f"{cls.__module__}.{cls.__qualname__}"
+    found = _QUALNAMES.get(cls)
+    if found is None:
+        found = _QUALNAMES[cls] = f"{cls.__module__}.{cls.__qualname__}"
+    return found
 
 
 def message_of(exc: BaseException) -> str | None:
@@ -99,8 +105,10 @@ def facts_of(
     A body that is text and not JSON (a proxy's page, a plain message) is kept as ``text``;
     a short one that is not HTML is the message.
     """
-    text = body_text(body) if isinstance(body, (str, bytes, bytearray)) else ""
-    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
+    if isinstance(body, (str, bytes, bytearray)):
+        text, parsed = body_text(body), parse_body(body)
+    else:
+        text, parsed = "", body
     found: dict[str, Any] = {}
     sdk.read_body(parsed, found)
     if parsed is None and text and not found.get("message") and len(text) < 2048:
@@ -138,16 +146,25 @@ def read_exception(
     may fill what only this SDK's exception carries (and return ``None``), return the
     error itself, or return ``False`` for an exception the SDK's tables do not answer.
     """
-    entry = class_entry(exc, sdk.classes, sdk.root)
+    entry = class_entry(exc, sdk.classes, sdk.roots)
     if entry is None:
         return None
     name, fixed = entry
-    status = integer(field(exc, "status_code"))
+    try:
+        status: Any = getattr(exc, "status_code", None)
+        response = getattr(exc, "response", None) or getattr(exc, "raw_response", None)
+        headers = None if response is None else getattr(response, "headers", None)
+        body = getattr(exc, "body", None)
+    except Exception:  # a hostile exception object: what can be read, one member at a time
+        status = field(exc, "status_code")
+        headers = field(field(exc, "response", "raw_response"), "headers")
+        body = field(exc, "body")
+    status = integer(status)
     facts = facts_of(
         sdk,
         status,
-        field(field(exc, "response"), "headers"),
-        field(exc, "body"),
+        headers,
+        body,
         exception=qualname(exc),
         in_stream=fixed is None and status is not None and 200 <= status <= 299,
         source=exc,

@@ -318,26 +318,29 @@ def rule(
 
 
 Entry = tuple[str, "tuple[str, bool] | None"]
-_ENTRIES: dict[tuple[type, str], Entry | None] = {}
+_ENTRIES: dict[tuple[type, str | tuple[str, ...]], Entry | None] = {}
 
 
 def class_entry(
-    exc: BaseException, classes: Mapping[str, tuple[str, bool] | None], root: str
+    exc: BaseException,
+    classes: Mapping[str, tuple[str, bool] | None],
+    roots: str | tuple[str, ...],
 ) -> Entry | None:
-    """The first class of ``exc``'s MRO named in ``classes`` whose module is under ``root``.
+    """The first class of ``exc``'s MRO named in ``classes`` whose module is under ``roots``.
 
-    Returns ``(class name, fixed (code, retryable) or None)``; decided once per type. An
-    SDK's subclasses (anthropic's ~130 error-code classes, a user's own subclass) resolve
-    to the nearest class the table names.
+    ``roots`` is one top-level module name or several. Returns ``(class name, fixed (code,
+    retryable) or None)``; decided once per type. An SDK's subclasses (anthropic's ~130
+    error-code classes, a user's own subclass) resolve to the nearest class the table names.
     """
     cls = type(exc)
-    key = (cls, root)
+    key = (cls, roots)
     if key in _ENTRIES:
         return _ENTRIES[key]
+    under = (roots,) if isinstance(roots, str) else roots
     found: Entry | None = None
     for klass in cls.__mro__:
         module = getattr(klass, "__module__", None)
-        in_root = isinstance(module, str) and module.partition(".")[0] == root
+        in_root = isinstance(module, str) and module.partition(".")[0] in under
         if in_root and klass.__name__ in classes:
             found = klass.__name__, classes[klass.__name__]
             break

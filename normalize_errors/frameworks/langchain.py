@@ -8,7 +8,9 @@
   that is also a provider SDK's (langchain-openai raises classes that inherit both
   ``openai.RateLimitError`` and ``ModelRateLimitError``) is left to the provider adapter,
   which reads its status, headers and body; otherwise the class decides.
-* ``ContextOverflowError``: ``context.window_exceeded``; ``ModelRefusalError``:
+* ``ContextOverflowError``: ``context.window_exceeded`` (langchain-aws raises it for Bedrock's
+  "Input is too long", on a botocore class no adapter reads; langchain-openai's overflow classes
+  are also ``openai.*`` and go to the OpenAI adapter like its other errors); ``ModelRefusalError``:
   ``policy.model_refusal``; ``ToolException``: ``tool.execution_failed`` with its message as
   ``model_feedback``. A tool's input ``ValidationError`` is read by the model-output reader
   (``output.invalid_tool_arguments``).

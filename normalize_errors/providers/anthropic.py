@@ -272,7 +272,7 @@ def looks_like(body: Any) -> bool:
     )
 
 
-SDK: Final = _SDK(NAME, "anthropic", CLASSES, TABLE, _read, id_headers=("request-id",))
+SDK: Final = _SDK(NAME, ("anthropic",), CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:

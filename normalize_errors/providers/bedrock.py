@@ -101,7 +101,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         'before trying again"): waiting seconds does not lift it',
         retryable=False,
         ids=["throttlingexception"],
-        words=["per day"],
+        words=("per day",),
     ),
     rule(
         "upstream.rate_limited",

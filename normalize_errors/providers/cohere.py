@@ -68,7 +68,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "this model\": `max_tokens` is over the model's output limit, not the input over the "
         "context window",
         retryable=False,
-        words=["max tokens must be"],
+        words=("max tokens must be",),
     ),
     rule(
         "context.window_exceeded",
@@ -81,7 +81,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "upstream.rate_limited",
         'a monthly limit ("limited to 1000 API calls / month"): waiting minutes does not lift it',
         retryable=False,
-        words=["calls / month", "per month", "monthly limit"],
+        words=("calls / month", "per month", "monthly limit"),
     ),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
     rule(
@@ -134,7 +134,7 @@ def read_body(body: Any, found: dict[str, Any]) -> None:
         found["extra"] = {"id": body_id}
 
 
-SDK: Final = _SDK(NAME, "cohere", CLASSES, TABLE, read_body)
+SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)
 
 
 def looks_like(body: Any) -> bool:

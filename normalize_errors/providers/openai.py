@@ -295,25 +295,6 @@ specific than its base class. together's ``DownloadError`` (a file download that
 transient failure; its ``FileTypeError`` (a file rejected before upload) a wrong request.
 """
 
-_SDK_ROOT: dict[type, str] = {}
-
-
-def _sdk_root(exc: BaseException) -> str:
-    """The root of ``ROOTS`` that ``exc``'s class (or a base class) comes from, else openai."""
-    cls = type(exc)
-    found = _SDK_ROOT.get(cls)
-    if found is None:
-        found = NAME
-        for klass in cls.__mro__:
-            module = getattr(klass, "__module__", None)
-            root = module.partition(".")[0] if isinstance(module, str) else ""
-            if root in ROOTS:
-                found = root
-                break
-        _SDK_ROOT[cls] = found
-    return found
-
-
 _CREDENTIALS: Final = tuple(row for row in TABLE if row.code == "upstream.authentication_failed")
 
 
@@ -369,7 +350,7 @@ def read_body(body: Any, found: dict[str, Any]) -> None:
 
 
 SDK: Final = _SDK(
-    NAME, "openai", CLASSES, TABLE, read_body, id_headers=("x-request-id", "apim-request-id")
+    NAME, ROOTS, CLASSES, TABLE, read_body, id_headers=("x-request-id", "apim-request-id")
 )
 
 
@@ -407,8 +388,6 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
             return found
     if name == "APIError" and facts.status is None:
         facts.in_stream = True  # an {"error": ...} event inside a stream: no status
-    if facts.raw_headers is None:  # mistralai: the headers are on the exception
-        facts.raw_headers = field(exc, "headers") or field(field(exc, "raw_response"), "headers")
     if name in _BASES and not facts.message:
         facts.message = message_of(exc)
         code, retryable = classify(_CREDENTIALS, facts)
@@ -418,14 +397,9 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
     return None
 
 
-_NATIVE: Final = {root: SDK._replace(root=root) for root in ROOTS}
-"""The path's description of each SDK of ``ROOTS``: openai's, under that SDK's root module."""
-
-
 def normalize(exc: BaseException) -> HarnessError | None:
-    """The harness error for an exception of the ``openai`` SDK (or a native SDK of an
-    OpenAI-compatible vendor, ``ROOTS``), or ``None``."""
-    return read_exception(_NATIVE[_sdk_root(exc)], exc, adjust=_adjust)
+    """The harness error for an exception of the ``openai`` SDK, or ``None``."""
+    return read_exception(SDK, exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ model (a ``Model`` subclass answering with scripted Responses output items)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import gc
+from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -318,15 +320,55 @@ def test_a_model_call_timeout() -> None:
     )
 
 
-def test_sandbox_errors_by_kind() -> None:
-    """The SDK's own sandbox exception classes (constructed: running a sandbox needs a
-    container): a command timeout and a path escaping the root."""
-    from agents.sandbox.errors import ExecTimeoutError, InvalidManifestPathError
+async def test_sandbox_errors_by_kind() -> None:
+    """The SDK's local Unix sandbox (``UnixLocalSandboxClient``: a temporary workspace on the
+    host, no container) raising its own errors: a command past its timeout, a path escaping
+    the workspace root, an absolute path, and a listing of a missing directory."""
+    from agents.sandbox.errors import (
+        ExecNonZeroError,
+        ExecTimeoutError,
+        InvalidManifestPathError,
+    )
+    from agents.sandbox.sandboxes.unix_local import UnixLocalSandboxClient
 
-    timeout = valid(normalize(ExecTimeoutError(command=["sleep", "9"], timeout_s=1.0)))
-    assert timeout.code == "tool.timeout"
-    escape = valid(normalize(InvalidManifestPathError(rel="../etc", reason="escape_root")))
-    assert escape.code == "tool.sandbox_violation"
+    client = UnixLocalSandboxClient()
+    session = await client.create()
+    await session.start()
+    try:
+        timeout = await failure(session.exec("sleep 1", timeout=0.2))
+        escape = await failure(session.read(Path("../../etc/passwd")))
+        absolute = await failure(session.read(Path("/etc/passwd")))
+        missing = await failure(session.ls("no-such-directory"))
+    finally:
+        await client.delete(session)
+        # The SDK leaves the timed-out command's process to end on its own: let it end and
+        # be reaped here, so its pipes are not collected (and warned about) in a later test.
+        await asyncio.sleep(1.2)
+        gc.collect()
+
+    assert isinstance(timeout, ExecTimeoutError)
+    assert isinstance(escape, InvalidManifestPathError)
+    assert isinstance(absolute, InvalidManifestPathError)
+    assert isinstance(missing, ExecNonZeroError)
+    answers = [valid(normalize(exc)) for exc in (timeout, escape, absolute, missing)]
+    assert [(a.code, a.upstream["code"]) for a in answers] == [
+        ("tool.timeout", "exec_timeout"),
+        ("tool.sandbox_violation", "invalid_manifest_path"),
+        ("tool.sandbox_violation", "invalid_manifest_path"),
+        ("tool.execution_failed", "exec_nonzero"),
+    ]
+    assert [a.retryable for a in answers] == [
+        exc.retryable for exc in (timeout, escape, absolute, missing)
+    ]
+
+
+async def failure(call: Awaitable[object]) -> BaseException:
+    """The exception awaiting ``call`` raises (the test fails if it raises none)."""
+    try:
+        await call
+    except Exception as exc:
+        return exc
+    raise AssertionError("no exception was raised")
 
 
 def test_invalid_final_output_with_model_data_logging_keeps_the_pointer(

@@ -79,20 +79,21 @@ def test_incomplete_output_is_truncated() -> None:
 def test_a_spent_token_budget_is_a_budget_limit() -> None:
     """token_budget smaller than one attempt's usage: loop.budget_exceeded with the numbers.
 
-    The body is finish_length_200's recorded completion (usage included) with its content
-    and finish reason changed to an answer that fails validation: constructed in the test.
+    The completion is a recorded JSON-mode answer of 148 tokens for another schema
+    (``recorded/openai_json_mode_city_200.yaml``, recorded by pydantic-ai's tests: its source
+    there), so ``Person`` fails to validate and instructor checks the budget before retrying.
     """
-    import json
+    from pathlib import Path
+
+    import yaml
 
     http = http_library("openai")
-    status, headers, raw = recorded("openai", "finish_length_200")
-    body = json.loads(raw)
-    body["choices"][0]["message"]["content"] = '{"age": "old"}'
-    body["choices"][0]["finish_reason"] = "stop"
-    content = json.dumps(body).encode()
+    data = yaml.safe_load(
+        (Path(__file__).parent / "recorded" / "openai_json_mode_city_200.yaml").read_text()
+    )["response"]
 
     def answer(request: Any) -> Any:
-        return http.Response(status, headers=headers, content=content)
+        return http.Response(data["status"], headers=data["headers"], content=data["body"].encode())
 
     client = instructor.from_openai(
         openai.OpenAI(
@@ -104,19 +105,20 @@ def test_a_spent_token_budget_is_a_budget_limit() -> None:
     )
     exc = raised(
         lambda: client.chat.completions.create(
-            model="gpt-4o-mini",
+            model="gpt-4o",
             response_model=Person,
             max_retries=3,
-            token_budget=10,
+            token_budget=100,
             messages=[{"role": "user", "content": "hi"}],
         )
     )
     err = valid(normalize(exc))
     assert err.code == "loop.budget_exceeded"
-    assert err.limit is not None
-    assert (err.limit["name"], err.limit["value"]) == ("tokens", 10.0)
-    assert err.limit["observed"] >= 10
-    assert [c.code for c in err.causes] == ["output.schema_violation"]
+    assert err.limit == {"name": "tokens", "value": 100, "observed": 148}
+    assert err.attempts == 1
+    assert [(c.code, c.location) for c in err.causes] == [
+        ("output.schema_violation", {"pointer": "/age"})
+    ]
 
 
 def test_a_refusal_is_a_model_refusal() -> None:

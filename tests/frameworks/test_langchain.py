@@ -141,3 +141,51 @@ def test_the_repair_loop_re_prompts_with_the_parsers_feedback() -> None:
     assert repair(ask) == Person(age=3)
     assert len(prompts) == 2
     assert prompts[1].endswith("Answer with valid JSON only.")
+
+
+def test_a_bedrock_context_overflow_is_read_by_the_context_overflow_row() -> None:
+    """ChatBedrockConverse over a real botocore client: 400 "Input is too long".
+
+    langchain-aws re-raises botocore's ValidationException as a class that is also
+    langchain-core's ``ContextOverflowError``; botocore has no provider adapter here, so the
+    LangChain reader's ``ContextOverflowError`` row answers. The only other raisers installed
+    (langchain-openai's two overflow classes) are also openai's and go to the OpenAI adapter.
+    The response comes from ``recorded/bedrock_input_too_long_400.yaml`` (its source there),
+    served through botocore's ``before-send`` event, so botocore's own parser reads it.
+    """
+    pytest.importorskip("langchain_aws")
+    from pathlib import Path
+
+    import boto3
+    import yaml
+    from botocore.awsrequest import AWSResponse
+    from langchain_aws import ChatBedrockConverse
+    from langchain_core.exceptions import ContextOverflowError
+
+    data = yaml.safe_load(
+        (Path(__file__).parent / "recorded" / "bedrock_input_too_long_400.yaml").read_text()
+    )["response"]
+
+    class Raw:
+        def stream(self, **kwargs: Any) -> Any:
+            yield data["body"].encode()
+
+    def answer(request: Any, **kwargs: Any) -> AWSResponse:
+        return AWSResponse(request.url, data["status"], data["headers"], Raw())
+
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIA-FAKE-FOR-TESTS",  # a placeholder, never sent anywhere
+        aws_secret_access_key="fake-secret-for-tests",
+    )
+    client.meta.events.register("before-send.bedrock-runtime.Converse", answer)
+    model = ChatBedrockConverse(client=client, model="anthropic.claude-3-5-sonnet-20240620-v1:0")
+    exc = raised(lambda: model.invoke("hi"))
+    assert isinstance(exc, ContextOverflowError)
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("context.window_exceeded", False)
+    assert err.upstream["framework"] == "langchain"
+    assert err.upstream["exception"].startswith("langchain_aws.")
+    assert "Input is too long" in (err.detail or "")
+    assert err.__cause__ is exc
