@@ -295,4 +295,4 @@ FRAMEWORK_NUMBER: Final = _pattern(
 # The credential patterns are built from ``_redact``'s own field table and listed there, in
 # ``_redact.PATTERNS``, each with the length it is cut to and why it is linear (their runs are
 # unbounded greedy runs that cannot fail once begun, a different argument from the bounded
-# repeats above); ``tests/test_leaks.py`` checks that list is complete.
+# repeats above); ``tests/hostile/test_leaks.py`` checks that list is complete.

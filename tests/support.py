@@ -1,36 +1,70 @@
-"""Helpers the test modules share."""
+"""Plain helpers the test modules import: the one schema validator and the one cassette reader.
+
+Where things live:
+
+* here (``tests/support.py``): what tests import by name. ``valid`` (the one validity check
+  of a harness error, against ``VALIDATOR``, the draft's JSON Schema loaded once), the
+  cassette reader (``cassette``, ``cassettes``, ``recorded``), ``raised``, ``is_instance``
+  and ``deciding_rows`` (which rows of a provider's ``TABLE`` decide a set of inputs);
+* ``tests/conftest.py``: what pytest finds by itself: the Hypothesis profiles every
+  property test runs under, and fixtures over these helpers;
+* ``tests/hostile/conftest.py``: the timing of hostile inputs (hang detection, slowest-input
+  report).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import jsonschema
+import pytest
+import yaml
 
 from normalize_errors import HarnessError
+from normalize_errors.replay import cassette_paths, find, shipped
 
-SCHEMA = json.loads(
+SCHEMA: dict[str, Any] = json.loads(
     resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
 )
+"""The draft's JSON Schema of a harness error, as shipped in the package."""
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+"""The one validator of that schema (Draft 2020-12), built once for the whole run."""
+
+PLANTED_KEY = "sk-proj-" + "Q7rT9xLm2Vb8Nc4Zp1Ks6Hd3Jf5Wg0Ye"
+"""A credential (made up, never issued) that tests plant in inputs; ``valid`` fails if it, or
+a long piece of it, comes out of an error."""
+
+LAST_RESORT = "normalize-errors could not"
+"""How the facade's last-resort answer starts: an adapter raised, which is a bug."""
 
 
-def valid(err: Any) -> HarnessError:
-    """``err`` after checking that it is a harness error whose problem object is valid.
+def valid(err: Any, *, last_resort: bool = False) -> HarnessError:
+    """``err`` after checking every invariant a harness error must hold.
 
-    Valid means: it validates against the shipped schema, serialises as strict JSON,
-    round-trips through ``from_dict`` with its code, and has a finite, non-negative
-    ``retry_after`` if any.
+    It is a ``HarnessError``; its problem object validates against the shipped schema,
+    serialises as strict JSON and round-trips through ``from_dict`` with its code; its
+    ``retry_after`` is finite and non-negative if set; ``PLANTED_KEY`` is nowhere in
+    ``str``, ``repr`` or the JSON; and it is not the facade's last-resort answer (an adapter
+    that raised), unless the test means it (``last_resort=True``).
     """
     assert isinstance(err, HarnessError), type(err)
+    if not last_resort:
+        assert not (err.detail or "").startswith(LAST_RESORT), err.upstream
     data = err.to_dict()
     VALIDATOR.validate(data)
-    json.dumps(data, allow_nan=False)
+    text = json.dumps(data, allow_nan=False)
     assert HarnessError.from_dict(data).code == err.code
     assert err.retry_after is None or (math.isfinite(err.retry_after) and err.retry_after >= 0)
+    for out in (str(err), repr(err), text):
+        assert PLANTED_KEY not in out
+        assert PLANTED_KEY[8:30] not in out
     return err
 
 
@@ -41,18 +75,6 @@ def raised(call: Callable[[], object]) -> BaseException:
     except Exception as exc:
         return exc
     raise AssertionError("no exception was raised")
-
-
-def recorded(provider: str, name: str) -> tuple[int, dict[str, str], bytes]:
-    """The (status, headers, body) a shipped cassette recorded, to serve from memory."""
-    import yaml
-
-    from normalize_errors.replay import shipped
-
-    data = yaml.safe_load((shipped() / provider / f"{name}.yaml").read_text(encoding="utf-8"))
-    response = data["interactions"][0]["response"]
-    headers = {k: v[0] if isinstance(v, list) else v for k, v in response["headers"].items()}
-    return response["status"]["code"], headers, response["body"]["string"].encode("utf-8")
 
 
 def is_instance(obj: object, cls: type) -> bool:
@@ -75,8 +97,6 @@ def needed(scenario: Any) -> None:
     The native SDKs of OpenAI-compatible vendors (``metadata.sdk``) and Cohere's are installed
     in the newest environments only, and fireworks-ai in one of its own (.ci/run says why).
     """
-    import pytest
-
     from normalize_errors.providers._calls import SDKS
 
     if scenario.sdk is not None:
@@ -84,3 +104,148 @@ def needed(scenario: Any) -> None:
     elif scenario.provider in OPTIONAL_PROVIDERS:
         module = OPTIONAL_PROVIDERS[scenario.provider]
         pytest.importorskip(module, reason=f"needs the {module} SDK")
+
+
+# -- the cassette reader ---------------------------------------------------------------------
+
+
+class Cassette(NamedTuple):
+    """One cassette file as the tests read it: its metadata and its recorded exchanges.
+
+    The members below read the first interaction's response (every shipped cassette but
+    the retried ones has one); ``interactions`` has them all, requests included.
+    """
+
+    path: Path
+    metadata: dict[str, Any]
+    interactions: list[dict[str, Any]]
+
+    @property
+    def name(self) -> str:
+        """``provider/scenario``, the public name ``replay.find`` accepts."""
+        return f"{self.path.parent.name}/{self.path.stem}"
+
+    @property
+    def provider(self) -> str:
+        """The provider the metadata names (the folder's name where it names none)."""
+        return str(self.metadata.get("provider", self.path.parent.name))
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        """What harness error the recorded failure must give (``metadata.expect``)."""
+        return dict(self.metadata.get("expect") or {})
+
+    @property
+    def status(self) -> int:
+        """The first response's HTTP status."""
+        return int(self.interactions[0]["response"]["status"]["code"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The first response's headers, names as recorded, the first value of each."""
+        raw = self.interactions[0]["response"]["headers"] or {}
+        return {k: v[0] if isinstance(v, list) else v for k, v in raw.items()}
+
+    @property
+    def body(self) -> str:
+        """The first response's body, as text."""
+        return str(self.interactions[0]["response"]["body"]["string"])
+
+    @property
+    def content(self) -> bytes:
+        """The first response's body, as the bytes a client received."""
+        return self.body.encode("utf-8")
+
+    @property
+    def stream(self) -> bool:
+        """Whether the call streamed (its body is server-sent events)."""
+        return bool(self.metadata.get("stream", False))
+
+    def events(self) -> list[Any]:
+        """The JSON objects of the ``data:`` lines of a server-sent-events body."""
+        found = []
+        for line in self.body.splitlines():
+            if line.startswith("data:") and line[5:].strip().startswith(("{", "[")):
+                found.append(json.loads(line[5:]))
+        return found
+
+    def json(self) -> Any:
+        """The body parsed as JSON, or ``None`` if it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+@functools.cache
+def _read(path: Path) -> Cassette:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return Cassette(path, dict(data.get("metadata") or {}), list(data.get("interactions") or []))
+
+
+def cassette(source: str | Path) -> Cassette:
+    """The cassette ``source`` names: ``"provider/scenario"`` of a shipped one, or a path.
+
+    Read once per run: the result is shared, so treat it as read-only.
+    """
+    return _read(find(source).resolve())
+
+
+def cassettes(provider: str | None = None) -> list[Cassette]:
+    """Every shipped cassette (of ``provider``'s folder, if given), sorted by path."""
+    folder = [shipped() / provider] if provider else []
+    return [_read(path.resolve()) for path in cassette_paths(folder)]
+
+
+def recorded(provider: str, name: str) -> tuple[int, dict[str, str], bytes]:
+    """The (status, headers, body bytes) of a shipped cassette, to serve from memory."""
+    found = cassette(f"{provider}/{name}")
+    return found.status, found.headers, found.content
+
+
+# -- which rows of a provider's table decide ---------------------------------------------------
+
+
+@contextmanager
+def deciding_rows() -> Iterator[set[tuple[str, int]]]:
+    """Collect ``(provider, index)`` of every ``TABLE`` row that decides inside the block.
+
+    A table is tried in order and the first row that matches decides, so the rows whose
+    ``matches`` answers true are exactly the rows that decided something. This is the one
+    place in the tests that knows how rows are tried: if the engine changes, change it here.
+    """
+    from normalize_errors._rules import Rule
+    from normalize_errors.providers import NAMES, available
+
+    index: dict[int, tuple[str, int]] = {}
+    for name in NAMES:
+        module = available(name)
+        for position, row in enumerate(getattr(module, "TABLE", ())):
+            index[id(row)] = (name, position)
+    hits: set[tuple[str, int]] = set()
+    original = Rule.matches
+
+    def matches(row: Rule, facts: Any) -> bool:
+        answer = original(row, facts)
+        if answer and id(row) in index:
+            hits.add(index[id(row)])
+        return answer
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Rule, "matches", matches)
+        yield hits
+
+
+def bodies_of(items: Iterable[Cassette]) -> Iterator[tuple[int | None, dict[str, str], Any]]:
+    """The error responses of cassettes, as ``(status, headers, body)`` to classify.
+
+    A failed response gives its status and bytes; a stream's error event (in a 200 response)
+    gives the event with no status, as an adapter reads it from the stream.
+    """
+    for item in items:
+        if item.status >= 400:
+            yield item.status, item.headers, item.content
+        elif "error" in item.body:
+            for event in item.events():
+                if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
+                    yield None, {}, event

@@ -159,3 +159,67 @@ def test_classify_reads_a_uhp_envelope_by_name_or_header(tmp_path: Path) -> None
         problem = json.loads(text)
         assert (problem["code"], problem["retryable"]) == ("upstream.rate_limited", False)
         assert problem["upstream"]["provider"] == "uhp"
+
+
+def test_replay_wrapped_goes_through_wrap_and_agrees() -> None:
+    """--wrapped replays through ``wrap(client)``: the drop-in error gives the same row."""
+    from normalize_errors.replay import shipped
+
+    path = str(shipped() / "anthropic" / "overloaded_529.yaml")
+    status, text = run("replay", "--wrapped", "--json", path)
+    assert status == 0
+    record = json.loads(text.splitlines()[0])
+    assert (record["code"], record["expected"]) == ("upstream.overloaded", True)
+    assert record["signal"] == "UpstreamOverloadedError"  # the drop-in raised by wrap()
+
+
+def test_classify_refuses_what_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not UTF-8, JSON that is no object: exit status 2 and a one-line reason, in-process."""
+    binary = tmp_path / "binary.http"
+    binary.write_bytes(b"HTTP/1.1 500 \r\n\r\n\xff\xfe")
+    status, text = run("classify", str(binary))
+    assert (status, text) == (2, "classify: the input is not UTF-8 text (byte 17)\n")
+    listed = tmp_path / "list.json"
+    listed.write_text('  {"status": 500} trailing', encoding="utf-8")
+    status, text = run("classify", str(listed))
+    assert status == 2
+    assert text.startswith("classify: the input is neither raw HTTP nor JSON")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"HTTP/1.1 503\n\n<html>")))
+    status, text = run("classify", "-")
+    assert status == 0
+    assert json.loads(text)["code"] == "upstream.unavailable"
+
+
+def test_classify_reads_headers_and_a_status_line_without_a_number(tmp_path: Path) -> None:
+    """A status line with no number leaves the status to the body; header lines are read."""
+    raw = tmp_path / "odd.http"
+    raw.write_bytes(b"HTTP/1.1\r\nretry-after: 9\r\nno colon here\r\n\r\n")
+    status, text = run("classify", str(raw))
+    assert status == 0
+    problem = json.loads(text)
+    assert problem["upstream"].get("status") is None
+
+
+def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> None:
+    """A script that makes no HTTP call: its exit status is returned, and nothing is written.
+
+    A script that raises is reported by its exception's class (a failure is often what one
+    means to record), and the command still answers.
+    """
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    status, text = run("record", "--out", str(tmp_path / "out"), str(quiet))
+    assert (status, text) == (3, "no HTTP exchange was recorded\n")
+    failing = tmp_path / "failing.py"
+    failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
+    status, text = run("record", "--out", str(tmp_path / "out"), str(failing))
+    assert status == 0
+    assert text.splitlines() == [
+        "the script raised builtins.KeyError",
+        "no HTTP exchange was recorded",
+    ]
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys\nsys.exit('bad usage')\n", encoding="utf-8")
+    assert run("record", "--out", str(tmp_path / "out"), str(silent))[0] == 1

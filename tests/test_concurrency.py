@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import openai
-import yaml
 
 from normalize_errors import HarnessError, wrap
 from normalize_errors.providers._calls import http_library
-from normalize_errors.replay import shipped
+
+from .support import cassette
 
 CASES = [
     "rate_limit_tpm_429",
@@ -30,13 +30,8 @@ CASES = [
     "model_not_found_404",
     "unsupported_country_403",
 ]
-EXPECTED = {}
-RESPONSES = {}
-for _name in CASES:
-    _data = yaml.safe_load((shipped() / "openai" / f"{_name}.yaml").read_text(encoding="utf-8"))
-    _response = _data["interactions"][0]["response"]
-    RESPONSES[_name] = (_response["status"]["code"], _response["body"]["string"])
-    EXPECTED[_name] = _data["metadata"]["expect"]["code"]
+RESPONSES = {name: cassette(f"openai/{name}") for name in CASES}
+EXPECTED = {name: recorded.expect["code"] for name, recorded in RESPONSES.items()}
 
 
 def answer(request: Any) -> Any:
@@ -44,7 +39,7 @@ def answer(request: Any) -> Any:
     httpx = http_library("openai")
     payload = json.loads(request.content)
     case, serial = payload["messages"][0]["content"].split("#")
-    status, body = RESPONSES[case]
+    status, body = RESPONSES[case].status, RESPONSES[case].body
     headers = {"content-type": "application/json", "x-request-id": f"req-{case}-{serial}"}
     return httpx.Response(status, content=body.encode(), headers=headers)
 

@@ -22,12 +22,13 @@ from normalize_errors import (
     HarnessError,
     UpstreamInvalidRequestError,
     UpstreamRateLimitedError,
+    class_for_code,
     normalize,
     normalized,
     redact,
     wrap,
 )
-from normalize_errors._dropin import dropin_class
+from normalize_errors._dropin import dropin_class, make_dropin
 from normalize_errors._wrap import typed_error
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
@@ -329,3 +330,66 @@ def test_http_binding_renders_the_harness_view_of_a_drop_in() -> None:
     assert (status, headers, body) == to_http(err.problem)
     assert status == 429
     assert json.loads(body)["code"] == "upstream.rate_limited"
+
+
+class GatewayError(Exception):
+    """An in-house vendor class: ``code`` only annotated, ``retry_after`` set by some calls."""
+
+    code: str
+
+    def __init__(self, message: str, *, wait: float | None = None) -> None:
+        super().__init__(message)
+        if wait is not None:
+            self.retry_after = wait
+
+
+def test_a_member_the_vendor_sets_on_some_instances_reads_as_the_vendors_there() -> None:
+    """``retry_after`` set by the vendor's ``__init__`` wins on that instance; elsewhere, and
+    once deleted, the harness's value shows. Setting and deleting follow the same rule."""
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    assert cls.retry_after is UpstreamRateLimitedError.retry_after  # as on the harness class
+    problem = UpstreamRateLimitedError("slow", retry_after=3.0)
+    err = make_dropin(cls, problem, GatewayError("slow", wait=7.0))
+    assert err.retry_after == 7.0  # the vendor's
+    err.retry_after = 8.0
+    assert (err.retry_after, problem.retry_after) == (8.0, 3.0)
+    del err.retry_after
+    assert err.retry_after == 3.0  # now the harness's
+    err.retry_after = 4.0
+    assert problem.retry_after == 4.0
+
+
+def test_a_member_the_vendor_only_annotates_is_the_instances() -> None:
+    """``code`` annotated by the vendor: absent until set, as on the vendor's class."""
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    err = make_dropin(cls, UpstreamRateLimitedError("x"), GatewayError("x"))
+    with pytest.raises(AttributeError):
+        _ = err.code
+    err.code = "gw_busy"
+    assert (err.code, err.problem.code) == ("gw_busy", "upstream.rate_limited")
+    del err.code
+    with pytest.raises(AttributeError):
+        del err.code
+
+
+def test_a_vendor_class_that_refuses_subclasses_gives_a_plain_typed_error() -> None:
+    """No drop-in class can be made: the plain harness error, still typed, ``exc`` its cause."""
+
+    class Sealed(Exception):
+        def __init_subclass__(cls, **kwargs: Any) -> None:
+            raise TypeError("Sealed cannot be subclassed")
+
+    assert dropin_class(UpstreamRateLimitedError, Sealed) is UpstreamRateLimitedError
+    exc = Sealed("nope")
+    err = typed_error(exc)
+    assert type(err) is class_for_code(err.code)  # the plain class of its code
+    assert not is_instance(err, Sealed)
+    assert err.__cause__ is exc
+
+
+def test_a_drop_in_under_construction_has_no_problem_yet() -> None:
+    """``problem`` before the instance is built (as while unpickling) is an AttributeError."""
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    bare = cls.__new__(cls)
+    with pytest.raises(AttributeError, match="problem"):
+        _ = bare.problem

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
-import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +20,8 @@ from normalize_errors import (
     UpstreamError,
     class_for_code,
 )
+
+from .support import VALIDATOR
 
 # Section 9 of the draft.
 SECTION_9 = """{ "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
@@ -71,11 +71,6 @@ EXAMPLES = {
     "mcp": MCP_EXAMPLE.replace("\n", " "),
     "a2a": A2A_EXAMPLE.replace("\n", " "),
 }
-
-SCHEMA = json.loads(
-    resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
-)
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))
@@ -286,3 +281,31 @@ def test_from_dict_on_any_json_returns_a_typed_error_or_the_documented_error(obj
     VALIDATOR.validate(out)
     json.dumps(out, allow_nan=False)
     assert HarnessError.from_dict(out) == err
+
+
+@pytest.mark.parametrize(
+    ("obj", "pointer"),
+    [
+        ({"limit": {"name": "turns", "value": 5, "observed": "5"}}, "/limit/observed"),
+        ({"limit": {"name": "turns", "value": 5, "unit": 5}}, "/limit/unit"),
+        ({"location": {"tool_name": 5}}, "/location/tool_name"),
+        ({"location": {"pointer": ["a"]}}, "/location/pointer"),
+        (
+            {"causes": [{"code": "x.y", "limit": {"name": "n", "value": "v"}}]},
+            "/causes/0/limit/value",
+        ),
+    ],
+)
+def test_from_dict_names_the_member_that_is_wrong(obj: dict[str, Any], pointer: str) -> None:
+    """A received object with a member of the wrong type: the pointer names it."""
+    with pytest.raises(ProblemFormatError) as caught:
+        HarnessError.from_dict({"code": "loop.max_turns_exceeded", **obj})
+    assert caught.value.pointer == pointer
+
+
+def test_from_json_of_what_is_no_json_text() -> None:
+    """Bytes that are not UTF-8 JSON, and a value that is no text at all."""
+    with pytest.raises(ProblemFormatError, match="not JSON"):
+        HarnessError.from_json(b"\xff{")
+    with pytest.raises(ProblemFormatError, match="not JSON text"):
+        HarnessError.from_json(5)  # type: ignore[arg-type]

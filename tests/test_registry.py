@@ -134,3 +134,20 @@ def test_registry_defaults_drive_advice() -> None:
     assert advice["harness.internal_error"] == "stop"
     quota = normalize_errors.UpstreamRateLimitedError(retryable=False)
     assert quota.advice == "human"
+
+
+def test_registry_rows_are_read_only_values() -> None:
+    """A row cannot be changed; it compares, hashes and pickles by value, and shows itself."""
+    import pickle
+
+    row = CODES["upstream.rate_limited"]
+    with pytest.raises(AttributeError, match="read-only"):
+        row.retryable = False
+    copy = pickle.loads(pickle.dumps(row))
+    assert copy == row
+    assert copy is not row
+    assert hash(copy) == hash(row)
+    assert row != CODES["upstream.overloaded"]
+    assert row != "upstream.rate_limited"
+    assert repr(row).startswith("CodeInfo(code='upstream.rate_limited', title='Upstream Rate")
+    assert "http_status=429" in repr(row)

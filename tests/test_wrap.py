@@ -30,7 +30,7 @@ from normalize_errors import (
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
-from .support import needed
+from .support import cassette, is_instance, needed
 
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
@@ -354,3 +354,85 @@ def test_normalized_as_a_decorator_sync_and_async() -> None:
 
     with pytest.raises(openai.InternalServerError):
         asyncio.run(block())
+
+
+def rate_limited(request: Any) -> tuple[int, bytes, str]:
+    """OpenAI's recorded 429 (the ``rate_limit_tpm_429`` cassette's body)."""
+    found = cassette("openai/rate_limit_tpm_429")
+    return found.status, found.content, "application/json"
+
+
+class Box:
+    """A plain object to wrap."""
+
+    def __init__(self) -> None:
+        self.items = [1, [2]]
+
+
+def test_the_proxy_is_the_client_for_attributes_dir_repr_and_copies() -> None:
+    """Setting and deleting attributes reach the client; dir and repr are the client's; a
+    copy of a wrapped client is wrapped too (an SDK client holds locks: no deep copy)."""
+    import copy
+
+    plain = openai_client(rate_limited, max_retries=0)
+    client = wrap(plain)
+    assert repr(client) == repr(plain)
+    assert dir(client) == dir(plain)
+    client.custom_tag = "billing"
+    assert plain.custom_tag == "billing"
+    del client.custom_tag
+    assert not hasattr(plain, "custom_tag")
+    clone = copy.copy(client)
+    assert isinstance(clone, openai.OpenAI)
+    with pytest.raises(UpstreamRateLimitedError) as caught:
+        clone.chat.completions.create(model="m", messages=MESSAGES)
+    assert is_instance(caught.value, openai.RateLimitError)
+    box = wrap(Box())
+    deep = copy.deepcopy(box)
+    assert isinstance(deep, Box)
+    assert deep.items == box.items
+    assert deep.items is not box.items  # a deep copy copies what is wrapped
+
+
+def test_a_wrapped_client_as_a_context_manager_stays_wrapped() -> None:
+    """``with wrap(client) as c`` gives the wrapped client back, sync and async."""
+    wrapped = wrap(openai_client(rate_limited, max_retries=0))
+    with wrapped as client:
+        assert client is wrapped
+        with pytest.raises(UpstreamRateLimitedError):
+            client.chat.completions.create(model="m", messages=MESSAGES)
+
+    httpx = http_library("openai")
+
+    def handler(request: Any) -> Any:
+        status, content, media = rate_limited(request)
+        return httpx.Response(status, content=content, headers={"content-type": media})
+
+    async def main() -> None:
+        plain = openai.AsyncOpenAI(
+            api_key="sk-test",
+            max_retries=0,
+            http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        )
+        async with wrap(plain) as client:
+            with pytest.raises(UpstreamRateLimitedError):
+                await client.chat.completions.create(model="m", messages=MESSAGES)
+
+    asyncio.run(main())
+
+
+def test_a_wrapped_callable_raises_typed_errors_and_checks_its_result() -> None:
+    """Any callable can be wrapped: its failures are typed, its results come back as they are."""
+    answer = {"choices": [{"finish_reason": "stop", "message": {"content": "Hi"}}]}
+
+    def call(kind: str) -> Any:
+        if kind == "fail":
+            raise TimeoutError("the gateway took too long")
+        return answer
+
+    wrapped = wrap(call)
+    with pytest.raises(HarnessError) as caught:
+        wrapped("fail")
+    assert caught.value.code == "upstream.unavailable"
+    assert isinstance(caught.value.__cause__, TimeoutError)
+    assert wrapped("ok") is answer

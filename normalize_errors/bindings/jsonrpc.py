@@ -135,9 +135,10 @@ def integral(value: Any) -> Any:
 
 
 def _is_problem(obj: Any) -> bool:
-    return (
-        isinstance(obj, dict) and obj.get("type") in TYPE_URIS and isinstance(obj.get("code"), str)
-    )
+    if not isinstance(obj, dict):
+        return False
+    kind = obj.get("type")  # any JSON value: a list or an object is not hashable
+    return isinstance(kind, str) and kind in TYPE_URIS and isinstance(obj.get("code"), str)
 
 
 def find_problem(data: Any) -> HarnessError | None:

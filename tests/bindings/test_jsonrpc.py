@@ -217,6 +217,16 @@ def test_integral_floats_read_back_as_integers() -> None:
     assert integral({"a": (1.0, 2.5, True)}) == {"a": [1, 2.5, True]}
 
 
+def test_a_type_member_that_is_no_string_carries_no_problem() -> None:
+    """``data.type`` of any JSON value: a list or an object is no type URI (it used to raise
+    inside ``find_problem``, and A2A's ``from_task`` fell back to its last-resort error)."""
+    kinds: list[Any] = [[], {}, [IANA_TYPE], 5, None]
+    for kind in kinds:
+        assert find_problem({"type": kind, "code": "upstream.unavailable"}) is None
+        err = valid(from_jsonrpc({"code": -32603, "message": "x", "data": {"type": kind}}, "a2a"))
+        assert err.causes == []
+
+
 @pytest.mark.parametrize(
     "error", [None, 42, "text", {"code": "x"}, {"message": 5}, [], {"data": {"type": IANA_TYPE}}]
 )

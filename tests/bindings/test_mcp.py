@@ -514,3 +514,36 @@ def test_the_decorator_keeps_the_signature() -> None:
     assert book("2026-11-04") == "2026-11-04"
     failed = tool_errors(lambda: (_ for _ in ()).throw(InvalidToolArgumentsError("bad")))()
     assert isinstance(failed, mcp_types.CallToolResult)
+
+
+def test_oauth_failures_of_the_client_are_authentication_failures() -> None:
+    """The SDK's OAuth errors (token, flow, registration) read as failed authentication."""
+    from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+
+    for cls in (OAuthTokenError, OAuthFlowError, OAuthRegistrationError):
+        err = valid(normalize(cls("the token endpoint said invalid_grant")))
+        assert (err.code, err.upstream["provider"]) == ("upstream.authentication_failed", "mcp")
+    assert valid(normalize(RuntimeError("x"))).code == "harness.internal_error"
+
+
+def test_an_explicit_json_rpc_code_is_kept() -> None:
+    """``to_mcp_error`` and ``sampling_error`` use a code the caller gives over Table 4's."""
+    from normalize_errors.bindings.mcp import sampling_error, to_mcp_error
+
+    err = class_for_code("upstream.overloaded")("busy")
+    failure = to_mcp_error(err, code=-32001)
+    assert failure.error.code == -32001
+    assert failure.__cause__ is err
+    assert sampling_error(err, code=-32002).code == -32002
+
+
+async def test_raise_for_auth_raises_on_401_and_403_only() -> None:
+    """The response hook reads the body and raises for 401 and 403; other statuses pass."""
+    from normalize_errors.bindings.mcp import raise_for_auth
+
+    request = httpx2.Request("POST", "https://mcp.example.test/mcp")
+    for status in (401, 403):
+        response = httpx2.Response(status, request=request, content=b'{"error":"invalid_token"}')
+        with pytest.raises(httpx2.HTTPStatusError):
+            await raise_for_auth(response)
+    await raise_for_auth(httpx2.Response(200, request=request, content=b"{}"))

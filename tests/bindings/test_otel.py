@@ -330,3 +330,27 @@ def test_a_drop_in_from_wrap_is_recorded_by_its_harness_code(
     event = dict(done.events[0].attributes or {})
     assert event["harness_error.advice"] == "credentials"
     assert event["harness_error.upstream.code"] == "invalid_api_key"
+
+
+def test_a_span_that_cannot_take_the_event_still_ends_failed(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """Telemetry never breaks the code it observes: a failing ``add_event`` leaves an error
+    status with a fixed description, and ``record_error`` returns."""
+    with tracer.start_as_current_span("call") as span:
+
+        def broken(*args: Any, **kwargs: Any) -> None:
+            raise RuntimeError("exporter queue full")
+
+        span.add_event = broken  # type: ignore[method-assign]
+        record_error(span, UpstreamRateLimitedError("slow down"))
+    (finished,) = exporter.get_finished_spans()
+    assert finished.status.status_code is StatusCode.ERROR
+    assert finished.status.description == "harness error (could not be recorded)"
+
+
+def test_the_filter_leaves_a_bad_format_string_to_the_formatter() -> None:
+    """A record whose message cannot be formatted passes the filter untouched."""
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "%d items", ("many",), None)
+    assert HarnessErrorFilter().filter(record) is True
+    assert record.msg == "%d items"

@@ -384,3 +384,39 @@ def test_invalid_final_output_with_model_data_logging_keeps_the_pointer(
     assert err.code == "output.schema_violation"
     assert err.location == {"pointer": "/age"}
     assert "/age" in (err.model_feedback or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        (
+            "Responses stream ended with an error event: code=rate_limit_exceeded; "
+            "message=Rate limit reached for gpt-4o.",
+            "upstream.rate_limited",
+        ),
+        ("The stream ended before the response completed: max_output_tokens", "output.truncated"),
+        ("The stream ended: incomplete (content_filter)", "policy.content_filtered"),
+        ("The stream ended without a response.completed event", "upstream.unavailable"),
+        ("Model did not produce a final response!", "output.empty"),
+    ],
+)
+def test_model_behaviour_of_a_stream_that_ended_early(message: str, code: str) -> None:
+    """How a Responses stream ended decides: an error event is read like the provider's error
+    body (its code), else the reason the message names. The messages are built here in the
+    shape the SDK's stream handling uses (``code=...; message=...``)."""
+    from agents.exceptions import ModelBehaviorError
+
+    err = valid(normalize(ModelBehaviorError(message)))
+    assert err.code == code
+    assert err.upstream["framework"] == "agents"
+
+
+def test_user_errors_and_cancelled_mcp_tools() -> None:
+    """A UserError not about a tool is the harness's own mistake; a cancelled MCP tool call
+    means the tool is not available."""
+    from agents.exceptions import MCPToolCancellationError, UserError
+
+    err = valid(normalize(UserError("Hosted tools are not supported with the ChatCompletions API")))
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    err = valid(normalize(MCPToolCancellationError("the MCP server cancelled the call")))
+    assert err.code == "tool.not_available"

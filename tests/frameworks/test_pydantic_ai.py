@@ -251,3 +251,94 @@ def test_a_cancelled_run_is_harness_cancelled() -> None:
 
     err = run(Agent(FunctionModel(slow)), cancellation_token=token)
     assert (err.code, err.retryable) == ("harness.cancelled", False)
+
+
+# Categorized API errors pydantic-ai raises itself (no HTTP status, no SDK cause), as its
+# streaming and non-HTTP model classes do: the class decides.
+CATEGORIZED = [
+    ("ModelContextWindowExceededError", "context.window_exceeded", False),
+    ("ModelAuthenticationError", "upstream.authentication_failed", False),
+    ("ModelNotFoundError", "upstream.invalid_request", False),
+    ("ModelQuotaExceededError", "upstream.rate_limited", False),
+    ("ModelRateLimitError", "upstream.rate_limited", True),
+    ("ModelOverloadedError", "upstream.overloaded", True),
+    ("ModelServerError", "upstream.unavailable", True),
+    ("ModelConnectionError", "upstream.unavailable", True),
+]
+
+
+@pytest.mark.parametrize(("name", "code", "retryable"), CATEGORIZED)
+def test_categorized_api_errors_without_a_status_are_read_by_class(
+    name: str, code: str, retryable: bool
+) -> None:
+    """The class gives the code; a ``retry_after`` pydantic-ai states is kept."""
+    from pydantic_ai import exceptions
+
+    exc = getattr(exceptions, name)("gpt-4o", "the model said no", retry_after=4.0)
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == (code, retryable)
+    assert err.retry_after == 4.0
+    assert err.upstream["framework"] == "pydantic_ai"
+
+
+def test_a_request_timeout_is_unavailable_and_retryable() -> None:
+    """pydantic-ai's own request timeout: the upstream did not answer in time."""
+    from pydantic_ai.exceptions import ModelRequestTimeout
+
+    err = valid(normalize(ModelRequestTimeout("gpt-4o", 30.0)))
+    assert (err.code, err.retryable, err.advice) == ("upstream.unavailable", True, "retry")
+
+
+def test_run_bookkeeping_errors() -> None:
+    """A concurrency cap is a retryable harness problem, an expired suspended response an
+    invalid request, a tool's own failure a failed tool execution."""
+    from pydantic_ai.exceptions import (
+        ConcurrencyLimitExceeded,
+        SuspendedResponseExpired,
+        ToolFailed,
+    )
+
+    err = valid(normalize(ConcurrencyLimitExceeded("too many runs at once")))
+    assert (err.code, err.retryable) == ("harness.internal_error", True)
+    err = valid(normalize(SuspendedResponseExpired("the response expired")))
+    assert err.code == "upstream.invalid_request"
+    err = valid(normalize(ToolFailed("the lookup service is down")))
+    assert (err.code, err.detail) == ("tool.execution_failed", "the lookup service is down")
+
+
+def test_a_usage_limit_without_numbers_is_a_budget() -> None:
+    """A usage-limit message that states no limit is still a spent budget, without ``limit``."""
+    from pydantic_ai.exceptions import UsageLimitExceeded
+
+    err = valid(normalize(UsageLimitExceeded("The run went over its budget")))
+    assert (err.code, err.limit) == ("loop.budget_exceeded", None)
+
+
+def test_unexpected_behaviour_that_is_an_empty_answer() -> None:
+    """ "did not produce" or "empty" in the message: output.empty; otherwise an invalid response."""
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+    err = valid(normalize(UnexpectedModelBehavior("Received empty model response")))
+    assert err.code == "output.empty"
+    err = valid(normalize(UnexpectedModelBehavior("Invalid response from the model: {")))
+    assert err.code == "upstream.invalid_response"
+
+
+def test_an_output_validator_that_keeps_asking_gives_its_feedback_as_the_cause() -> None:
+    """The user's validator raises ModelRetry every time: retries exhausted, and the cause
+    carries the validator's words as the feedback the model was given."""
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("Bonjour")])
+
+    agent = Agent(FunctionModel(answer), retries=1)
+
+    @agent.output_validator
+    def english_only(text: str) -> str:
+        raise ModelRetry("Answer in English.")
+
+    err = valid(normalize(raised(lambda: agent.run_sync("Hi"))))
+    assert (err.code, err.attempts) == ("output.retries_exhausted", 2)
+    assert [(c.code, c.model_feedback) for c in err.causes] == [
+        ("output.schema_violation", "Answer in English.")
+    ]

@@ -1,42 +1,21 @@
-"""Hypothesis profiles for the hostile suite, and a report of the slowest input seen.
+"""The hostile suite: every leak, crash, hang and never-raise test, and their timing.
 
 ``pytest tests/hostile`` runs the CI profile (a few hundred inputs per property);
 ``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs 5000 and
 ``HYPOTHESIS_PROFILE=hostile-100k pytest tests/hostile`` 100,000 per property (hours on two
-cores). Either way the run ends with the number of inputs tried and the slowest single call,
-per function. ``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
+cores; the profiles are registered in ``tests/conftest.py``). Either way the run ends with
+the number of inputs tried and the slowest single call, per function.
+``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import HealthCheck, settings
-
-settings.register_profile(
-    "ci",
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "hostile",
-    max_examples=5000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "hostile-100k",
-    max_examples=100_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 HANG: float = 1.0
 """A call slower than this is a hang (a pathological pattern), not a slow machine."""

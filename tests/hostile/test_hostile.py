@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-from importlib import resources
 from typing import Any
 
-import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,32 +23,12 @@ from normalize_errors import HarnessError, ProblemFormatError, diagnose, from_re
 from normalize_errors._facade import diagnose_stream
 from normalize_errors.bindings.http import read_problem
 
+from ..support import PLANTED_KEY, valid
 from .conftest import timed
 
-SCHEMA = jsonschema.Draft202012Validator(
-    json.loads(
-        resources.files("normalize_errors").joinpath("schema/harness-error.schema.json").read_text()
-    )
-)
-KEY = "sk-proj-" + "Q7rT9xLm2Vb8Nc4Zp1Ks6Hd3Jf5Wg0Ye"
-"""A planted credential (made up) that must never come out."""
+KEY = PLANTED_KEY
+"""A planted credential (made up) that must never come out: ``valid`` checks every output."""
 PROVIDERS = st.sampled_from([None, "openai", "anthropic", "google", "http"])
-
-
-def valid(err: Any) -> HarnessError:
-    """Check every invariant of one output and return it."""
-    assert isinstance(err, HarnessError), type(err)
-    # The facade's last-resort answer means an adapter raised: a bug, even if the answer is valid.
-    assert not (err.detail or "").startswith("normalize-errors could not"), err.upstream
-    problem = err.to_dict()
-    SCHEMA.validate(problem)
-    text = json.dumps(problem, allow_nan=False)
-    if err.retry_after is not None:
-        assert 0 <= err.retry_after < float("inf")
-    for out in (str(err), repr(err), text, err.to_json()):
-        assert KEY not in out
-        assert KEY[8:30] not in out
-    return err
 
 
 # -- statuses, headers and bodies of every shape ----------------------------------------------

@@ -14,8 +14,9 @@ from normalize_errors.bindings.otel import attributes
 from normalize_errors.bindings.site import from_site_error
 from normalize_errors.bindings.uhp import from_envelope, to_envelope
 
+from ..support import valid
 from .conftest import timed
-from .test_hostile import BODIES, HEADERS, JSONISH, KEY, STATUSES, valid
+from .test_hostile import BODIES, HEADERS, JSONISH, KEY, STATUSES
 
 WORDS = st.sampled_from(
     [

@@ -251,3 +251,36 @@ def test_strict_check_and_restoring_everything() -> None:
         faults.check()
     faults.strict = False
     faults.check()
+
+
+def test_the_script_refuses_what_it_cannot_serve(tmp_path: Path) -> None:
+    """A negative ``times``, a cassette with no interactions, a second active injector."""
+    faults = Faults()
+    with pytest.raises(ValueError, match="times must be 0 or more"):
+        faults.succeed(times=-1)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("metadata: {provider: openai, call: x}\ninteractions: []\n", "utf-8")
+    with pytest.raises(ValueError, match="no interactions to serve"):
+        faults.fail(empty)
+    with Faults(), pytest.raises(RuntimeError, match="already active"):
+        Faults().start()
+
+
+def test_the_requests_it_records_read_like_the_call() -> None:
+    """Each recorded request says its API, whether it streams, its JSON and a short repr."""
+    with Faults() as faults:
+        chat(openai.OpenAI(api_key="sk-test", max_retries=0))
+        httpx.post("https://example.test/upload", content=b"\x00not json")
+    first, second = faults.requests
+    assert (first.api, first.stream, first.host) == ("chat", False, "api.openai.com")
+    assert first.json()["model"] == "gpt-4o-mini"
+    assert repr(first) == "Request(POST https://api.openai.com/v1/chat/completions)"
+    assert (second.api, second.json()) == (None, None)
+
+
+def test_a_cut_stream_needs_a_streaming_api() -> None:
+    """``cut_stream`` on a request of no known stream format says so, with the URL."""
+    with Faults(strict=False) as faults:
+        faults.cut_stream()
+        with pytest.raises(ValueError, match=r"no stream format is known for .*example\.test"):
+            httpx.get("https://example.test/data")

@@ -19,14 +19,13 @@ import anthropic
 import httpx
 import openai
 import pytest
-import yaml
 from google import genai
 
 from normalize_errors import normalize
 from normalize_errors._cli import main
 from normalize_errors.testing import Faults, record
 from normalize_errors.testing._record import scrub_url
-from tests.support import raised
+from tests.support import cassette, raised
 
 PLANTED = {
     "openai": "sk-proj-PLANTEDopenaiKEY0123456789abcdefghijklmnop",
@@ -160,7 +159,7 @@ def test_no_planted_key_reaches_a_cassette(recorded: list[Path]) -> None:
         text = path.read_text(encoding="utf-8")
         for name, key in PLANTED.items():
             assert key not in text, (path.name, name)
-        exchange = yaml.safe_load(text)["interactions"][0]
+        exchange = cassette(path).interactions[0]
         sent = {name.lower() for name in exchange["request"]["headers"]}
         got = {name.lower() for name in exchange["response"]["headers"]}
         assert not sent & {"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"}
@@ -172,7 +171,7 @@ def test_the_metadata_names_provider_call_and_code(recorded: list[Path]) -> None
     """Provider and call are read off the request; the harness code off the response."""
     metas = {}
     for path in recorded:
-        meta = yaml.safe_load(path.read_text(encoding="utf-8"))["metadata"]
+        meta = cassette(path).metadata
         metas[meta["provider"]] = meta
         assert path.parent.name == meta["provider"]
         assert meta["source"]["kind"] == "recorded"
@@ -252,3 +251,20 @@ def test_scrub_url_keeps_harmless_parameters() -> None:
         == "https://x.example/v1/m:generateContent?alt=sse&key=REDACTED&q=%5BREDACTED%5D"
     )
     assert scrub_url("https://x.example/v1") == "https://x.example/v1"
+
+
+def test_two_answers_with_the_same_status_get_two_names(vendor: str, tmp_path: Path) -> None:
+    """Unnamed recordings are called by status; a second one of the same status gets ``_2``.
+    A request body that is not JSON is kept out of the metadata's request."""
+    with record(tmp_path) as written:
+        for _ in range(2):
+            httpx.post(f"{vendor}/v1/other", content=b"plain text, not JSON")
+    names = sorted(path.relative_to(tmp_path).as_posix() for path in written)
+    assert names == ["http/recorded_503.yaml", "http/recorded_503_2.yaml"]
+    meta = cassette(written[0]).metadata
+    assert (meta["provider"], meta["call"], meta["expect"]) == (
+        "http",
+        "post",
+        {"code": "upstream.unavailable"},
+    )
+    assert "request" not in meta  # the text body is no JSON request to replay

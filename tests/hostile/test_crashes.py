@@ -32,7 +32,7 @@ from normalize_errors import (
 from normalize_errors.bindings.http import read_problem, to_http
 from normalize_errors.exceptions import CauseStandIn
 
-from .support import is_instance, valid
+from ..support import is_instance, valid
 
 TYPE = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 HUGE = "1" + "0" * 400

@@ -1,0 +1,56 @@
+"""The root of the test suite: what every test module shares.
+
+Where each shared piece lives:
+
+* ``tests/support.py`` (plain helpers, imported by name): ``valid`` (the one validity check
+  of a harness error, against ``VALIDATOR``: the draft's JSON Schema shipped in
+  ``normalize_errors/schema/``, loaded once), the one cassette reader (``cassette``,
+  ``cassettes``, ``recorded``), ``raised``, ``is_instance`` and ``deciding_rows``;
+* this file (found by pytest itself): the Hypothesis profiles every property test runs
+  under, whichever folder it lives in (before, they were set by the hostile folder's
+  conftest, so a module run alone got other settings than in the whole suite), and the
+  fixtures tests of several folders use (``lib``, ``closed_port``);
+* ``tests/hostile/conftest.py``: timing of hostile inputs (hang detection and the report of
+  the slowest input per function);
+* ``tests/providers/test_completeness.py``: the conventions a provider's test module
+  follows (``TABLE_CASES``, ``SDK_MODULES``).
+
+Hypothesis profiles: ``ci`` (the default, a few hundred inputs per property),
+``HYPOTHESIS_PROFILE=hostile`` (5000) and ``HYPOTHESIS_PROFILE=hostile-100k`` (100,000 per
+property, hours on two cores). A test's own ``@settings`` overrides the profile.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+_SLOW_INPUTS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=_SLOW_INPUTS)
+settings.register_profile(
+    "hostile", max_examples=5000, deadline=None, suppress_health_check=_SLOW_INPUTS
+)
+settings.register_profile(
+    "hostile-100k", max_examples=100_000, deadline=None, suppress_health_check=_SLOW_INPUTS
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(params=["httpx", "httpx2"])
+def lib(request: pytest.FixtureRequest) -> Any:
+    """httpx, then httpx2: the same failures through both libraries."""
+    return importlib.import_module(request.param)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A local port where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port

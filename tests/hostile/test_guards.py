@@ -1,0 +1,43 @@
+"""The never-raise guards of the binding readers answer a bug of their own.
+
+Each reader wraps its work in a guard: whatever goes wrong inside becomes the library's own
+``harness.internal_error`` naming the bug's class, never an exception in the caller's error
+path. The hostile suite checks that no input reaches a guard (``valid`` fails on its
+answer); these tests make the inside fail on purpose and check the answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ..support import valid
+
+READERS: list[tuple[str, str, Callable[[Any], Any]]] = [
+    ("site", "parse_body", lambda m: m.from_site_error(429, {}, b'{"error": {"code": "x"}}')),
+    ("uhp", "lower_headers", lambda m: m.from_envelope(429, {}, b"{}")),
+    ("a2a", "_from_task", lambda m: m.from_task({"status": {"state": "failed"}})),
+    ("jsonrpc", "_from_jsonrpc", lambda m: m.from_jsonrpc({"code": -32603, "message": "x"})),
+    ("mcp", "_from_tool_result", lambda m: m.from_tool_result({"isError": True})),
+]
+
+
+@pytest.mark.parametrize(("binding", "inner", "read"), READERS, ids=[r[0] for r in READERS])
+def test_a_bug_inside_a_reader_is_its_internal_error(
+    binding: str, inner: str, read: Callable[[Any], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader returns ``harness.internal_error`` (not retryable) naming the bug's class."""
+    module = importlib.import_module(f"normalize_errors.bindings.{binding}")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(module, inner, broken)
+    err = valid(read(module), last_resort=True)
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    detail = err.detail or ""
+    assert detail.startswith("normalize-errors could not read")
+    assert "(ZeroDivisionError)" in detail
