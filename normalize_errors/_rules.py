@@ -328,7 +328,8 @@ def class_entry(
 ) -> Entry | None:
     """The first class of ``exc``'s MRO named in ``classes`` whose module is under ``roots``.
 
-    ``roots`` is one top-level module name or several. Returns ``(class name, fixed (code,
+    ``roots`` is one package name or several (``"openai"``, ``"google.genai"``): a class
+    counts when its module is one of them or inside one. Returns ``(class name, fixed (code,
     retryable) or None)``; decided once per type. An SDK's subclasses (anthropic's ~130
     error-code classes, a user's own subclass) resolve to the nearest class the table names.
     """
@@ -340,7 +341,9 @@ def class_entry(
     found: Entry | None = None
     for klass in cls.__mro__:
         module = getattr(klass, "__module__", None)
-        in_root = isinstance(module, str) and module.partition(".")[0] in under
+        in_root = isinstance(module, str) and any(
+            module == root or module.startswith(root + ".") for root in under
+        )
         if in_root and klass.__name__ in classes:
             found = klass.__name__, classes[klass.__name__]
             break

@@ -72,6 +72,7 @@ from .._rules import (
     Rule,
     StopRow,
     build,
+    class_entry,
     classify,
     offered_names,
     rule,
@@ -546,32 +547,28 @@ def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-_ENTRIES: dict[type, tuple[str, tuple[str, bool] | None] | None] = {}
+_INTERACTION_CLASSES: Final = {
+    key.partition(".")[2]: entry
+    for key, entry in CLASSES.items()
+    if key.startswith("interactions.")
+}
+_INTERACTIONS: dict[type, bool] = {}
 
 
-def _entry(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
-    """The ``CLASSES`` key and entry that decide for exception class ``cls``, if any.
+def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
+    """The ``CLASSES`` key and entry that decide for ``exc``, if any (the shared lookup).
 
-    Decided once per class.
+    A class of the Interactions hierarchy (under ``GeminiNextGenAPIClientError``) is looked
+    up among the ``interactions.*`` keys, any other among the rest.
     """
-    try:
-        return _ENTRIES[cls]
-    except KeyError:
-        found = _ENTRIES[cls] = _lookup(cls)
-        return found
-
-
-def _lookup(cls: type) -> tuple[str, tuple[str, bool] | None] | None:
-    mro = cls.__mro__
-    interactions = any(base.__name__ == _INTERACTIONS_ROOT for base in mro)
-    for base in mro:
-        module: Any = getattr(base, "__module__", None)
-        if not isinstance(module, str) or not module.startswith("google.genai"):
-            continue
-        key = f"interactions.{base.__name__}" if interactions else base.__name__
-        if key in CLASSES:
-            return key, CLASSES[key]
-    return None
+    cls = type(exc)
+    inside = _INTERACTIONS.get(cls)
+    if inside is None:
+        inside = _INTERACTIONS[cls] = any(k.__name__ == _INTERACTIONS_ROOT for k in cls.__mro__)
+    if not inside:
+        return class_entry(exc, CLASSES, "google.genai")
+    found = class_entry(exc, _INTERACTION_CLASSES, "google.genai")
+    return None if found is None else (f"interactions.{found[0]}", found[1])
 
 
 def _response_status(response: Any) -> int | None:
@@ -726,7 +723,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
 def _normalize(exc: BaseException) -> HarnessError | None:
     if type(exc) is TypeError:
         return _sdk_type_error(exc)
-    entry = _entry(type(exc))
+    entry = _entry(exc)
     if entry is None:
         return None
     name, fixed = entry

@@ -12,6 +12,7 @@ error (said so next to it).
 from __future__ import annotations
 
 import binascii
+import functools
 import json
 import pickle
 import struct
@@ -233,11 +234,8 @@ def _params(operation: str) -> dict[str, Any]:
     return {"modelId": MODEL, "messages": MESSAGES}
 
 
-@pytest.mark.parametrize(
-    "case", CASES, ids=[f"{c.operation}-{c.error}-{c.status}-{c.code}" for c in CASES]
-)
-def test_client_errors_through_botocore(case: Case) -> None:
-    """Each service error, raised by the real client, gives its code, flags and facts."""
+def stubbed(case: Case) -> BaseException:
+    """The exception the real client raises for ``case``'s service error."""
     bedrock = client()
     with Stubber(bedrock) as stub:
         stub.add_client_error(
@@ -247,7 +245,19 @@ def test_client_errors_through_botocore(case: Case) -> None:
             http_status_code=case.status,
             response_meta={"RequestId": "2f1e7a5c-0000-4000-8000-000000000001"},
         )
-        exc = raised(lambda: getattr(bedrock, case.operation)(**_params(case.operation)))
+        return raised(lambda: getattr(bedrock, case.operation)(**_params(case.operation)))
+
+
+TABLE_CASES = [functools.partial(lambda c: normalize(stubbed(c)), case) for case in CASES]
+"""For ``test_completeness``: the rows these service errors decide (asserted below)."""
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.operation}-{c.error}-{c.status}-{c.code}" for c in CASES]
+)
+def test_client_errors_through_botocore(case: Case) -> None:
+    """Each service error, raised by the real client, gives its code, flags and facts."""
+    exc = stubbed(case)
     # botocore's typed class, made at run time; a code the service model does not declare
     # (UnrecognizedClientException, ExpiredTokenException) is a plain ClientError
     assert type(exc).__name__ in (case.error, "ClientError")

@@ -31,6 +31,19 @@ MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
 NO_RETRIES: Any = {"max_retries": 0}
 
 
+SDK_MODULES = (
+    "cohere",
+    "cohere.errors",
+    "cohere.core.api_error",
+    "cohere.core.parse_error",
+    "cohere.core.http_sse._exceptions",
+)
+"""For ``test_completeness``: where the SDK's exception classes live (its ``__all__`` is lazy)."""
+ROOT_READS_STATUS = True
+"""For ``test_completeness``: ``ApiError``, the SDK's root, is its HTTP error (status, body,
+headers); the per-status classes are read through it."""
+
+
 def exported() -> list[type[BaseException]]:
     """Every public exception class of the SDK: its ``__all__`` (loaded lazily) and ``core``."""
     import importlib
@@ -90,10 +103,19 @@ def failure(status: int, message: str) -> HarnessError:
     return valid(normalize(exc))
 
 
+MONTHLY = "You are using a Trial key, which is limited to 1000 API calls / month."
+TABLE_CASES = [
+    lambda: failure(429, MONTHLY),
+    lambda: failure(498, "invalid api token"),
+    lambda: failure(499, "request cancelled"),
+]
+"""For ``test_completeness``: the rows these failures decide (asserted below)."""
+
+
 def test_a_monthly_trial_limit_is_not_retryable() -> None:
     """The per-minute 429 passes; the monthly one (1,000 calls a month on a trial key,
     https://github.com/cohere-ai/cohere-developer-experience/pull/199) does not."""
-    monthly = failure(429, "You are using a Trial key, which is limited to 1000 API calls / month.")
+    monthly = failure(429, MONTHLY)
     assert (monthly.code, monthly.retryable, monthly.advice) == (
         "upstream.rate_limited",
         False,
