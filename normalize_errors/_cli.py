@@ -12,9 +12,10 @@ Subcommands:
 * ``record [--out DIR] [--name NAME] SCRIPT [ARG ...]``: run a Python script of yours and
   record every HTTP exchange it makes as a cassette under DIR (default ``cassettes``),
   credentials removed (see ``normalize_errors.testing.record``).
-* ``classify [FILE] [--provider NAME]``: read one HTTP response (raw HTTP text, or JSON with
-  ``status``, ``headers`` and ``body``) from FILE or standard input and print its problem
-  object as JSON.
+* ``classify [FILE] [--provider NAME]``: read one failed response from FILE or standard
+  input (raw HTTP text, JSON with ``status``, ``headers`` and ``body``, or a vendor's bare
+  error body or page as pasted from a log) and print its problem object as JSON; standard
+  error names the form read, and input in none of the forms exits 2 (``CLASSIFY_HELP``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from ._registry import CODES, code_info
 from .exceptions import class_for_code
@@ -255,32 +256,80 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
     return status
 
 
-def _read_response(text: str) -> tuple[Any, Any, Any]:
-    """(status, headers, body) from raw HTTP text or from JSON with those members."""
+_FORMS: Final = {
+    "object": "a JSON object with status, headers and body",
+    "body": "a bare error body (JSON, no status or headers)",
+    "page": "a bare page or text body (no status or headers)",
+    "http": "raw HTTP (status line, headers, blank line, body)",
+    "headers": "raw HTTP without a status line (headers, blank line, body)",
+}
+"""The forms ``classify`` reads, by the name it reports on standard error."""
+
+CLASSIFY_HELP: Final = """\
+Reads one failed response and prints its problem object (JSON) on standard output; standard
+error says which form of input was read. The forms:
+
+  raw HTTP          HTTP/1.1 529 Overloaded, header lines, a blank line, the body
+                    (the status line may be left out)
+  response object   {"status": 429, "headers": {"retry-after": "7"}, "body": {...}}
+                    (a JSON object with a "body" or "headers" member; body as JSON or text)
+  bare error body   a vendor's error body alone, as pasted from a log:
+                    {"type": "error", "error": {"type": "overloaded_error", ...}}  (Anthropic)
+                    {"error": {"message": ..., "type": ..., "code": ...}}  (OpenAI and kin)
+                    {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}  (Google)
+                    or any other JSON object or array; read without a status
+  bare page         an HTML page or a line of text that starts with '<'
+
+Exit status: 0 when a problem object was printed, 2 when the input is none of these forms
+(nothing is printed on standard output then).
+"""
+
+
+def _header_line(line: str) -> bool:
+    name, sep, _ = line.partition(":")
+    return bool(sep) and bool(name) and all(c.isalnum() or c in "-_" for c in name)
+
+
+def _read_response(text: str) -> tuple[Any, Any, Any, str]:
+    """(status, headers, body, form) from any form ``classify`` reads (see ``_FORMS``).
+
+    Raises:
+        ValueError: the text is none of the forms.
+    """
     stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if stripped[:1] in ("{", "["):
         try:
             data = json.loads(stripped)
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
-        if not isinstance(data, dict):
-            raise ValueError("the JSON is not an object")
-        body = data.get("body")
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body)
-        return data.get("status"), data.get("headers") or {}, body
+        except ValueError as exc:
+            raise ValueError(f"it starts like JSON but does not parse: {exc}") from None
+        if isinstance(data, dict) and ("body" in data or "headers" in data):
+            body = data.get("body")
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body)
+            return data.get("status"), data.get("headers") or {}, body, "object"
+        if isinstance(data, (dict, list)) and data:
+            return None, {}, stripped, "body"
+        raise ValueError("the JSON is empty or not an object")
+    if stripped.startswith("<"):
+        return None, {}, stripped, "page"
     head, _, body = text.replace("\r\n", "\n").partition("\n\n")
     lines = head.strip().splitlines()
     status: Any = None
+    form = "headers"
     if lines and lines[0].upper().startswith("HTTP/"):
         parts = lines.pop(0).split()
         status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+        form = "http"
+    elif not lines or not _header_line(lines[0]):
+        raise ValueError("no status line, header, JSON or page")
     headers = {}
     for line in lines:
         name, sep, value = line.partition(":")
         if sep:
             headers[name.strip()] = value.strip()
-    return status, headers, body
+    return status, headers, body, form
 
 
 def _classify(args: argparse.Namespace, out: TextIO) -> int:
@@ -294,13 +343,14 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        out.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
+        sys.stderr.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
         return 2
     try:
-        status, headers, body = _read_response(text)
+        status, headers, body, form = _read_response(text)
     except ValueError as exc:
-        out.write(f"classify: the input is neither raw HTTP nor JSON ({exc})\n")
+        sys.stderr.write(f"classify: nothing could be read ({exc}); see --help for the forms\n")
         return 2
+    sys.stderr.write(f"classify: read {_FORMS[form]}\n")
     err = from_response(status, headers, body, provider=args.provider)
     out.write(err.to_json(indent=2) + "\n")
     return 0
@@ -329,7 +379,12 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("--name", help="cassette name (default: recorded_<status>)")
     record.add_argument("script", help="a Python script that makes the calls")
     record.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
-    classify = sub.add_parser("classify", help="one HTTP response -> its problem object")
+    classify = sub.add_parser(
+        "classify",
+        help="one failed response (raw HTTP, JSON, or a bare error body) -> its problem object",
+        description=CLASSIFY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     classify.add_argument("file", nargs="?", help="a file (default: standard input)")
     classify.add_argument(
         "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]

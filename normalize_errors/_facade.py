@@ -257,6 +257,12 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
         err = adapter.normalize(exc)
         if err is not None:
             return err
+    if type(exc).__name__ == "JSONDecodeError":  # from inside an SDK's call, or the caller's
+        from ._answers import decode_error
+
+        err = decode_error(exc)
+        if err is not None:
+            return err
     return _stdlib(exc)
 
 
@@ -415,6 +421,10 @@ def _result_provider(result: Any) -> str | None:
     return None
 
 
+_SDKS: Final = ("openai", "anthropic", "google")
+"""Providers whose SDKs never return text as a generating call's result."""
+
+
 def diagnose(
     result: Any, *, provider: str | None = None, tools: Iterable[Any] | None = None
 ) -> HarnessError | None:
@@ -424,6 +434,12 @@ def diagnose(
     """
     provider = _provider_name(provider)
     try:
+        if isinstance(result, (str, bytes, bytearray)) and provider in _SDKS:
+            from ._answers import not_an_answer  # no SDK returns text as its answer
+
+            found = not_an_answer(result, provider)
+            found.result = result
+            return found
         name = provider or _result_provider(result)
         if name is None or name == "http":
             return None

@@ -140,11 +140,91 @@ CONTEXT_LIMITS: Final = (  # run on the lower-cased message: literals in lower c
         MAX_MESSAGE,
         "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
     ),
+    # LM Studio: "Trying to keep the first 14538 tokens when context the overflows. However,
+    # the model is loaded with context length of only 2048 tokens"
+    _pattern(
+        r"trying to keep the first (?P<observed>\d{1,12}) tokens.{0,160}?context length of only"
+        r" (?P<value>\d{1,12}) tokens",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+    # text-generation-inference: "`inputs` tokens + `max_new_tokens` must be <= 2048. Given:
+    # 3474 `inputs` tokens and 60 `max_new_tokens`"
+    _pattern(
+        r"must be <= (?P<value>\d{1,12})\. given: (?P<observed>\d{1,12}) `inputs` tokens and"
+        r" (?P<more>\d{1,12}) `max_new_tokens`",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded.",
+    ),
+    # text-generation-inference (older): "`inputs` must have less than 4096 tokens. Given: 4545"
+    _pattern(
+        r"must have less than (?P<value>\d{1,12}) tokens\. given: (?P<observed>\d{1,12})",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded.",
+    ),
+    # llama.cpp (mid-stream): "request (2358 tokens) exceeds the available context size (2048
+    # tokens)"
+    _pattern(
+        r"\((?P<observed>\d{1,12}) tokens\) exceeds the available context size"
+        r" \((?P<value>\d{1,12}) tokens\)",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, digit runs bounded"
+        " (``context_limit`` refuses a match that is the tail of a longer digit run).",
+    ),
+    # DashScope (Qwen): "Range of input length should be [1, 983616]"
+    _pattern(
+        r"range of input length should be \[1, (?P<value>\d{1,12})\]",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, one digit run bounded.",
+    ),
 )
 RETRY_HINT: Final = _pattern(
     r"(?P<n>\d{1,6}(?:\.\d{1,6})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b",
     MAX_MESSAGE,
     "match (anchored) right after 'try again in' and the like, in a message cut to MAX_MESSAGE.",
+)
+
+# -- _stated: limits and tool calls a vendor states in its message ---------------------------
+
+RATE_LIMIT_STATED: Final = (  # run on the lower-cased message, each behind its literal
+    # OpenAI, Groq, Azure: "... on tokens per min (TPM): Limit 10000, Used 9348, Requested 5086."
+    # ("Used" is left out when one request is larger than the limit)
+    _pattern(
+        r"on (?P<what>tokens|requests|images) per (?P<per>min|minute|day|hour)\b[^:]{0,40}:"
+        r" limit (?P<value>\d{1,12})(?:, used (?P<used>\d{1,12}))?"
+        r"(?:, requested (?P<requested>\d{1,12}))?",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+    # Moonshot: "request reached project TPM rate limit, current: 1410, limit: 100"
+    _pattern(
+        r"(?P<what>[tr])p(?P<per>[mhd]) rate limit, current: (?P<used>\d{1,12}),"
+        r" limit: (?P<value>\d{1,12})",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; the literal ' rate limit, current: ' is"
+        " tested first; every repeat bounded.",
+    ),
+    # Gemini: "Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_
+    # free_tier_requests, limit: 0, model: gemini-2.5-pro"
+    _pattern(
+        r"quota exceeded for metric: (?P<metric>[\w./-]{1,160}), limit: (?P<value>\d{1,12})",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
+)
+TOOL_NAME_STATED: Final = (  # run on the vendor's message as it came (names keep their case)
+    # Groq: "attempted to call tool 'listFiles' which was not in request.tools"
+    _pattern(
+        r"call tool '(?P<name>[^']{1,128})'",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, one bounded repeat.",
+    ),
+    # Groq: "parameters for tool HassTurnOff did not match schema: errors: [...]"
+    _pattern(
+        r"parameters for tool (?P<name>\S{1,128}) did not match schema(?:: (?P<errors>.{1,600}))?",
+        MAX_MESSAGE,
+        "search in a message cut to MAX_MESSAGE; starts with a literal, every repeat bounded.",
+    ),
 )
 
 # -- providers/google.py ----------------------------------------------------------------------

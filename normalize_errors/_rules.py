@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from . import _stated
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
@@ -215,7 +216,11 @@ class Facts:
         attempts = self.attempts
         if attempts is None and self.source is not None:
             attempts = attempts_of(self.source)
-        limit = context_limit(self._message) if code == "context.window_exceeded" else None
+        limit: Mapping[str, Any] | None = None
+        if code == "context.window_exceeded":
+            limit = context_limit(self._message) or _stated.context_numbers(self.extra)
+        elif code == "upstream.rate_limited" and self.raw_headers is not None:
+            limit = _stated.rate_limit_headers(self.headers)
         return wait, attempts, limit
 
     def upstream(self) -> dict[str, Any]:
@@ -456,6 +461,38 @@ CONTEXT_WORDS: Final = (
     "too many input tokens",
     "reduce the length of the messages",
     "max_tokens must be at least 1, got -",
+    # families: a context size or length that the input exceeds or overflows (llama.cpp,
+    # LM Studio, Ollama, vLLM), input or prompt lengths over a stated range (TGI, DashScope)
+    "context size",
+    "context_size",
+    "context the overflows",
+    "context overflow",
+    "context length of only",
+    "exceeds the available context",
+    "exceeds the context",
+    "exceed the context",
+    "maximum model length",
+    "maximum sequence length",
+    "max_model_len",
+    "range of input length",
+    "`inputs` tokens + `max_new_tokens`",
+    "`inputs` must have less than",
+    "prompt too long",
+    "prompt exceed",
+    "prompt length exceed",
+    "prompt token exceed",
+    "prompt tokens exceed",
+    "input exceed",
+    "input length exceed",
+    "input token exceed",
+    "input tokens exceed",
+    "input length too long",
+    "input length is too long",
+    "message too long",
+    "message is too long",
+    "messages too long",
+    "messages are too long",
+    "messages is too long",
 )
 """How providers and OpenAI-compatible servers say the input is over the context window."""
 
@@ -475,6 +512,11 @@ _LIMIT_WORDS: Final = (
     "maximum context length is ",
     "maximum context length is ",
     "contains ",
+    "trying to keep the first ",
+    "must be <= ",
+    "must have less than ",
+    "exceeds the available context size (",
+    "range of input length ",
 )
 """A literal each pattern of ``CONTEXT_LIMITS`` needs: a message without it skips the pattern."""
 _LIMITS: Final = tuple(
@@ -614,6 +656,13 @@ def build(
     location: Mapping[str, Any] | None = None,
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
+    if limit is None and code == "upstream.rate_limited":
+        limit, never = _stated.rate_limit_stated(facts.lowered)
+        if never:
+            retryable = False  # a quota of 0, or one request over the whole allowance
+    if model_feedback is None and code in _stated.TOOL_CODES:
+        model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)
+        location = location or stated
     return HarnessError._decided(
         code,
         retryable,

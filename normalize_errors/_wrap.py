@@ -270,6 +270,9 @@ def _after(
 ) -> Any:
     kind = _kind(value, from_call)
     if kind == _PLAIN:
+        # text from a generating call is a page or a gateway, not an answer
+        if from_call and type(value) is str and options.check and options.generating:
+            raise _not_an_answer(value, options.provider, owner)
         if options.generating and type(value) is dict:  # boto3: results are plain dicts
             return _plain_result(value, options, tools, owner)
         return value
@@ -653,6 +656,27 @@ def wrap(
     return cast("_T", _Proxy(client, options))
 
 
+def _generating_method(func: Any) -> bool:
+    """Whether ``func`` is an SDK's generating method (bound), whose text result is no answer."""
+    owner = getattr(func, "__self__", None)
+    name = getattr(func, "__name__", None)
+    if owner is None or not isinstance(name, str):
+        return False
+    try:
+        return generates(owner, name)
+    except Exception:  # an odd owner: not an SDK resource
+        return False
+
+
+def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
+    """The error for text an SDK's generating call returned (the caller raises it)."""
+    from ._answers import not_an_answer, provider_of
+
+    err = not_an_answer(result, provider or provider_of(owner))
+    err.result = result
+    return err
+
+
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
@@ -709,26 +733,35 @@ class _Normalizer:
 
             return cast("_F", agenerate)
         if inspect.iscoroutinefunction(func):
+            sdk_acall = _generating_method(func)
 
             @functools.wraps(func)
             async def arun(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    return await func(*args, **kwargs)
+                    result = await func(*args, **kwargs)
                 except HarnessError:
                     raise
                 except Exception as exc:
                     raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                if sdk_acall and isinstance(result, (str, bytes)):
+                    raise _not_an_answer(result, provider, getattr(func, "__self__", None))
+                return result
 
             return cast("_F", arun)
+
+        sdk_call = _generating_method(func)
 
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
             except HarnessError:
                 raise
             except Exception as exc:
                 raise typed_error(exc, provider=provider, dropin=dropin) from exc
+            if sdk_call and isinstance(result, (str, bytes)):
+                raise _not_an_answer(result, provider, getattr(func, "__self__", None))
+            return result
 
         return cast("_F", run)
 

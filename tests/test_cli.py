@@ -223,3 +223,77 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
     silent = tmp_path / "silent.py"
     silent.write_text("import sys\nsys.exit('bad usage')\n", encoding="utf-8")
     assert run("record", "--out", str(tmp_path / "out"), str(silent))[0] == 1
+
+
+def cli(*argv: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    """The installed command line, as a user runs it (``python -m normalize_errors``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "normalize_errors", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pasted", "code", "retryable"),
+    [
+        (
+            '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+            "upstream.overloaded",
+            True,
+        ),
+        (
+            '{"type":"error","error":{"type":"invalid_request_error","message":"Your credit '
+            'balance is too low to access the Anthropic API."}}',
+            "upstream.rate_limited",
+            False,
+        ),
+        (
+            '{"error":{"message":"Incorrect API key provided: sk-abc***xyz.","type":'
+            '"invalid_request_error","code":"invalid_api_key"}}',
+            "upstream.authentication_failed",
+            False,
+        ),
+        (
+            '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).",'
+            '"status":"RESOURCE_EXHAUSTED"}}]',
+            "upstream.rate_limited",
+            True,
+        ),
+    ],
+)
+def test_classify_reads_a_bare_vendor_body(pasted: str, code: str, retryable: bool) -> None:
+    """A body pasted from a log, without status or headers, is read as the vendor's body."""
+    done = cli("classify", stdin=pasted)
+    assert done.returncode == 0
+    problem = json.loads(done.stdout)  # stdout holds the problem object and nothing else
+    assert (problem["code"], problem["retryable"]) == (code, retryable)
+    assert "bare error body" in done.stderr
+
+
+def test_classify_says_on_stderr_which_form_it_read() -> None:
+    raw = "HTTP/1.1 529 \r\ncontent-type: application/json\r\n\r\n{}"
+    assert "raw HTTP" in cli("classify", stdin=raw).stderr
+    wrapped = json.dumps({"status": 503, "headers": {}, "body": "upstream connect error"})
+    assert "JSON object with status" in cli("classify", stdin=wrapped).stderr
+    page = "<html><title>502 Bad Gateway</title></html>"
+    done = cli("classify", stdin=page)
+    assert "page" in done.stderr
+    assert "502 Bad Gateway" in json.loads(done.stdout)["detail"]
+
+
+@pytest.mark.parametrize("garbage", ["garbage here", "{}", "[]", "{not json", ""])
+def test_classify_exits_non_zero_when_nothing_could_be_read(garbage: str) -> None:
+    done = cli("classify", stdin=garbage)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "nothing could be read" in done.stderr
+
+
+def test_classify_help_documents_the_forms() -> None:
+    done = cli("classify", "--help", stdin="")
+    assert done.returncode == 0
+    for form in ("raw HTTP", "response object", "bare error body", "bare page", "Exit status"):
+        assert form in done.stdout

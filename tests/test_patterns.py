@@ -267,6 +267,22 @@ MESSAGES = [
     "Rate limit reached. Please try again in " + DIGITS1 + "ms",
     "Error in function " + "a" * N,
     "1 tokens > " * (N // 10),
+    "Trying to keep the first " + DIGITS1 + " tokens when context the overflows. However, the"
+    " model is loaded with context length of only " + DIGITS1 + " tokens",
+    "`inputs` tokens + `max_new_tokens` must be <= " + DIGITS1 + ". Given: " + DIGITS1
+    + " `inputs` tokens and " + DIGITS1 + " `max_new_tokens`",
+    "Input validation error: `inputs` must have less than " + DIGITS1 + " tokens. Given: "
+    + DIGITS1,
+    "Range of input length should be [1, " + DIGITS1 + "]",
+    "request (1 tokens) exceeds the available context size (" + DIGITS1 + " tokens)",
+    "Rate limit on tokens per min (TPM): Limit " + DIGITS1 + ", Used " + DIGITS1 + ", Requested "
+    + DIGITS1 + ". Please try again in 1s.",
+    "request reached project TPM rate limit, current: " + DIGITS1 + ", limit: " + DIGITS1
+    + ", try again later",
+    "Quota exceeded for metric: " + "a/" * N + ", limit: 0, try again later",
+    "attempted to call tool '" + "a" * N + "' which was not in request.tools",
+    "tool call validation failed: parameters for tool " + "a" * N + " did not match schema: "
+    + DIGITS1,
 ]
 PAGE = "<html><title>" + "<title" * N + "</title><hr><center>" + " " * N + "nginx" + "</html>"
 results = {}
@@ -283,6 +299,8 @@ def body(provider, message):
                 "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
                              "violations": [{"quotaId": "x" * N + "PerDay"}]}]}}
     code = "rate_limit_exceeded" if limited else "context_length_exceeded"
+    if " tool " in message:
+        code = "tool_use_failed"
     return {"error": {"message": message, "type": "invalid_request_error", "code": code}}
 
 

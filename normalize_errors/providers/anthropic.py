@@ -85,7 +85,7 @@ TABLE: Final[tuple[Rule, ...]] = (
         "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
         retryable=True,
         status=[429],
-        words=["please wait before trying again"],
+        words=("please wait before trying again",),
     ),
     rule(
         "context.window_exceeded",
@@ -152,6 +152,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         ids=["overloaded_error", "compaction_unavailable"],
     ),
     rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule(
+        "upstream.overloaded",
+        "the message says it is overloaded, whatever the type (a 500 `api_error` whose "
+        "message is 'Overloaded')",
+        retryable=True,
+        words=("overloaded",),
+    ),
     rule(
         "upstream.rate_limited",
         "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "

@@ -55,6 +55,7 @@ from .._signals import (
     short,
     text_of,
 )
+from .._stated import finish_failure
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -83,6 +84,7 @@ for the missing-key wording."""
 
 _QUOTA_IDS: Final = (
     "insufficient_quota",
+    "exceeded_current_quota_error",
     "billing_hard_limit_reached",
     "billing_not_active",
     "credit_balance_exhausted",
@@ -149,9 +151,10 @@ _SERVER_IDS: Final = (
 TABLE: Final[tuple[Rule, ...]] = (
     rule(
         "context.window_exceeded",
-        "code `context_length_exceeded` (or `string_above_max_length`)",
+        "code `context_length_exceeded` (or `string_above_max_length`, llama.cpp's "
+        "`exceed_context_size_error`, whose `n_ctx` and `n_prompt_tokens` fill `limit`)",
         retryable=False,
-        ids=("context_length_exceeded", "string_above_max_length"),
+        ids=("context_length_exceeded", "string_above_max_length", "exceed_context_size_error"),
     ),
     rule(
         "context.window_exceeded",
@@ -184,7 +187,8 @@ TABLE: Final[tuple[Rule, ...]] = (
     rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
     rule(
         "upstream.rate_limited",
-        "the message says the quota, balance or credits ran out",
+        "the message says the quota, balance or credits ran out, or the account is suspended "
+        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
         retryable=False,
         words=(
             "insufficient balance",
@@ -194,6 +198,8 @@ TABLE: Final[tuple[Rule, ...]] = (
             "credit limit",
             "out of credits",
             "more credits",
+            "monthly spending limit",
+            "past invoices",
         ),
     ),
     rule(
@@ -232,6 +238,64 @@ TABLE: Final[tuple[Rule, ...]] = (
     ),
     rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
     rule("upstream.rate_limited", "status 429", status=[429]),
+    rule(
+        "upstream.authentication_failed",
+        "the message says the key is wrong, whatever the status (xAI answers 'Incorrect API "
+        "key provided' with a 400)",
+        retryable=False,
+        words=(
+            "incorrect api key",
+            "invalid api key",
+            "api key invalid",
+            "api key is invalid",
+            "api key not valid",
+            "api key is not valid",
+            "invalid x-api-key",
+        ),
+    ),
+    rule(
+        "output.unknown_tool",
+        "the provider refused a call to a tool the request did not offer (Groq: 'attempted "
+        "to call tool … which was not in request.tools', 'Tool choice is none, but model "
+        "called a tool'); the tool's name goes to `location`, and `model_feedback` says so",
+        words=("which was not in request.tools", "tool choice is none, but model called"),
+    ),
+    rule(
+        "output.invalid_tool_arguments",
+        "the provider refused the arguments of a tool call (Groq: 'parameters for tool X did "
+        "not match schema'); the schema errors go to `model_feedback`",
+        words=("did not match schema",),
+    ),
+    rule(
+        "output.malformed",
+        "a required tool call never came (Groq: 'Tool choice is required, but model did not "
+        "call a tool')",
+        words=("tool choice is required, but model did not",),
+    ),
+    rule(
+        "output.malformed",
+        "code `tool_use_failed` otherwise: the model's tool call could not be parsed; what it "
+        "wrote (`failed_generation`) is quoted in `model_feedback`",
+        ids=["tool_use_failed"],
+    ),
+    rule(
+        "upstream.unavailable",
+        "a local server needs more memory than the machine has (Ollama 'model requires more "
+        "system memory (7.3 GiB) than is available'): waiting will not free it",
+        retryable=False,
+        words=(
+            "requires more memory",
+            "requires more system memory",
+            "requires more gpu memory",
+            "requires more video memory",
+            "more memory than avail",
+            "more memory than is avail",
+            "not enough memory",
+            "not enough system memory",
+            "not enough gpu memory",
+            "not enough video memory",
+        ),
+    ),
     rule(
         "upstream.rate_limited",
         "a rate-limit code (`rate_limit_exceeded`, …) without a status, as in a stream",
@@ -341,6 +405,23 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
         extra["metadata"] = metadata
+    generation = error.get("failed_generation")  # Groq: what the model wrote instead
+    if isinstance(generation, str):
+        extra["failed_generation"] = short(generation, 2048)
+    for name in ("n_ctx", "n_prompt_tokens"):  # llama.cpp: the context and the prompt size
+        number = error.get(name)
+        if type(number) is int:
+            extra[name] = number
+    listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
+    if "message" not in facts and isinstance(listed, list) and listed:
+        first = listed[0]
+        if isinstance(first, dict):
+            text = first.get("message")
+            if isinstance(text, str):
+                facts["message"] = text
+            number = first.get("code")
+            if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
+                facts["vendor_code"] = text_of(number) or str(number)
     facts["ids"] = ids
 
 
@@ -458,6 +539,16 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
         refusal = field(message, "refusal")
         if isinstance(refusal, str) and refusal:
             return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
+        named = finish_failure(finish) if finish else None
+        if named is not None and finish:
+            return _stop(
+                named,
+                finish,
+                f"The output ended with finish_reason {finish!r}.",
+                result,
+                model_feedback=_FINISH_FEEDBACK.get(named),
+                choice=index,
+            )
         calls = sequence(field(message, "tool_calls"))
         for call in calls:
             function = field(call, "function")
@@ -484,6 +575,15 @@ def _completion(choice: dict[str, Any]) -> dict[str, Any]:
 def _tool_call(name: str, arguments: str) -> dict[str, Any]:
     return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
 
+
+_FINISH_FEEDBACK: Final = {
+    "output.invalid_tool_arguments": "Your last tool call could not be parsed. Call the tool "
+    "again with its arguments as one valid JSON object.",
+    "output.unknown_tool": "You called a tool that is not available here; call only the tools "
+    "offered.",
+    "output.malformed": "Your last answer could not be read. Answer again in the expected format.",
+}
+"""``model_feedback`` for an unlisted finish reason that names a failure the model can fix."""
 
 STOP_REASONS: Final[tuple[StopRow, ...]] = (
     StopRow(
@@ -521,6 +621,28 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
             }
         ),
         [{"type": "function", "function": {"name": "get_weather"}}],
+    ),
+    StopRow(
+        "chat `finish_reason` nobody listed whose words name a failure: `malformed_function_call`"
+        " (an OpenAI-shaped proxy in front of Gemini) and other `malformed`/`invalid` tool words",
+        "output.invalid_tool_arguments",
+        _completion({"finish_reason": "malformed_function_call", "message": {"content": None}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming a filter (`safety`, `blocked`, `recitation`, ...)",
+        "policy.content_filtered",
+        _completion({"finish_reason": "SAFETY", "message": {"content": None}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming a length (`max_tokens`, `token_limit`, ...)",
+        "output.truncated",
+        _completion({"finish_reason": "max_tokens", "message": {"content": "The fifty"}}),
+    ),
+    StopRow(
+        "chat unlisted `finish_reason` naming an error (`error`, as OpenRouter ends a stream that "
+        "failed mid-generation); any other unlisted reason is not a failure",
+        "upstream.unavailable",
+        _completion({"finish_reason": "error", "message": {"content": "The fifty"}}),
     ),
     StopRow(
         "chat `finish_reason: stop` with no content, tool call or refusal",
@@ -652,10 +774,34 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
         field(result, "output") is not None and field(result, "status") is not None
     ):
         found = _responses(result, offered)
+    elif type(result) is dict or type(result).__module__.startswith("openai.types."):
+        return _not_a_result(result)  # a body that is no result (the SDK builds one anyway)
     else:
         return None
     if found is not None and found.result is None:
         found.result = result
+    return found
+
+
+def _not_a_result(result: Any) -> HarnessError | None:
+    """A 200 whose JSON is not a completion: an error object, or something else entirely.
+
+    The SDK builds its result type from any JSON without checking it, so a gateway's
+    ``{"html-message": "Network connection lost."}`` (Portkey) becomes a ``ChatCompletion``
+    with no choices. Its ``error`` member is read like an error in a stream; any other body
+    is ``upstream.invalid_response``. ``None`` when the body had none of its own members.
+    """
+    extra = result if type(result) is dict else getattr(result, "model_extra", None)
+    if not isinstance(extra, dict) or not extra:
+        return None
+    error = extra.get("error")
+    if isinstance(error, (dict, str)):
+        found = _from_error_object(error if isinstance(error, dict) else {"message": error})
+    else:
+        from .._answers import not_a_result
+
+        found = not_a_result(extra, NAME)
+    found.result = result
     return found
 
 
