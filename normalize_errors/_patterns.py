@@ -179,7 +179,7 @@ CONTEXT_LIMITS: Final = (  # run on the lower-cased message: literals in lower c
     ),
 )
 RETRY_HINT: Final = _pattern(
-    r"(?P<n>\d{1,6}(?:\.\d{1,6})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b",
+    r"(?P<n>\d{1,6}(?:\.\d{1,12})?) ?(?P<unit>ms|milliseconds?|s|seconds?|m|minutes?)\b",
     MAX_MESSAGE,
     "match (anchored) right after 'try again in' and the like, in a message cut to MAX_MESSAGE.",
 )

@@ -366,7 +366,7 @@ class _Proxy:
             result = self._ne_target(*args, **kwargs)
         except Exception as exc:
             raise _fail(exc, options) from exc
-        return _after(result, options, kwargs.get("tools"))
+        return _after(result, options, _tools(kwargs))
 
     def __enter__(self) -> Any:
         options = self._ne_options
@@ -399,6 +399,12 @@ class _Proxy:
 
     def __aiter__(self) -> Any:
         return _AsyncStream(self._ne_target.__aiter__(), self._ne_options, None, self._ne_target)
+
+
+def _tools(kwargs: dict[str, Any]) -> Any:
+    """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``."""
+    tools = kwargs.get("tools")
+    return kwargs.get("toolConfig") if tools is None else tools
 
 
 def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
@@ -442,7 +448,7 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
                 result = await _as_caller(sys._getframe(1))(method, args, kwargs)
             except Exception as exc:
                 raise _fail(exc, options) from exc
-            return _after(result, options, kwargs.get("tools"), owner)
+            return _after(result, options, _tools(kwargs), owner)
 
         return acall
 
@@ -453,8 +459,8 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
         except Exception as exc:
             raise _fail(exc, options) from exc
         if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-            return _awaited(result, options, kwargs.get("tools"), owner)
-        return _after(result, options, kwargs.get("tools"), owner)
+            return _awaited(result, options, _tools(kwargs), owner)
+        return _after(result, options, _tools(kwargs), owner)
 
     return call
 
@@ -626,7 +632,11 @@ def wrap(
     Args:
         client: an ``openai.OpenAI``/``AsyncOpenAI`` (or Azure) client, an
             ``anthropic.Anthropic``/``AsyncAnthropic`` (or Bedrock/Vertex) client, a
-            ``google.genai.Client``, or an ``httpx``/``httpx2`` ``Client``/``AsyncClient``.
+            ``google.genai.Client``, an ``httpx``/``httpx2`` ``Client``/``AsyncClient``, a
+            native client of an OpenAI-compatible vendor (groq, together, cerebras,
+            fireworks, mistralai), a ``cohere.ClientV2``/``AsyncClientV2``, or a boto3
+            ``bedrock-runtime`` client (whose ``converse`` results are plain dicts: checked
+            as they are; the event ``stream`` of its streaming calls is wrapped in place).
         provider: the provider name, when the library should not work it out (an
             OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
         check: run ``check()`` on every result and at the end of every stream, raising the

@@ -162,13 +162,14 @@ class Cassette(NamedTuple):
         return bool(self.metadata.get("stream", False))
 
     def events(self) -> list[Any]:
-        """The JSON objects of the ``data:`` lines of a server-sent-events body."""
+        """The JSON values of the ``data:`` lines of a server-sent-events body (``[DONE]`` and
+        other lines that are no JSON are left out)."""
         found = []
         for line in self.body.splitlines():
-            if line.startswith("data:") and line[5:].strip().startswith(("{", "[")):
+            if line.startswith("data:"):
                 try:
                     found.append(json.loads(line[5:]))
-                except ValueError:  # "data: [DONE]", the end marker of an OpenAI stream
+                except ValueError:
                     continue
         return found
 

@@ -174,18 +174,20 @@ def test_replay_wrapped_goes_through_wrap_and_agrees() -> None:
 
 
 def test_classify_refuses_what_it_cannot_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Not UTF-8, JSON that is no object: exit status 2 and a one-line reason, in-process."""
+    """Not UTF-8, JSON that does not parse: exit status 2, nothing on standard output and a
+    one-line reason on standard error, in-process; standard input is read for ``-``."""
     binary = tmp_path / "binary.http"
     binary.write_bytes(b"HTTP/1.1 500 \r\n\r\n\xff\xfe")
-    status, text = run("classify", str(binary))
-    assert (status, text) == (2, "classify: the input is not UTF-8 text (byte 17)\n")
-    listed = tmp_path / "list.json"
-    listed.write_text('  {"status": 500} trailing', encoding="utf-8")
-    status, text = run("classify", str(listed))
-    assert status == 2
-    assert text.startswith("classify: the input is neither raw HTTP nor JSON")
+    assert run("classify", str(binary)) == (2, "")
+    assert capsys.readouterr().err == "classify: the input is not UTF-8 text (byte 17)\n"
+    broken = tmp_path / "broken.json"
+    broken.write_text('  {"status": 500} trailing', encoding="utf-8")
+    assert run("classify", str(broken)) == (2, "")
+    assert capsys.readouterr().err.startswith(
+        "classify: nothing could be read (it starts like JSON"
+    )
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"HTTP/1.1 503\n\n<html>")))
     status, text = run("classify", "-")
     assert status == 0

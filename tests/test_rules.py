@@ -62,6 +62,7 @@ def test_words_and_patterns_must_be_lower_case() -> None:
         ("Please retry after 6 seconds.", 6.0),
         ("Rate limit is exceeded. Try again in 50 seconds.", 50.0),
         ("Please retry in 38.96s.", 38.96),
+        ("Please retry in 38.962214405s.", 38.962214405),  # Gemini states nanoseconds
         ("try again in 2 minutes", 120.0),
         ("Please try again later.", None),
         ("", None),

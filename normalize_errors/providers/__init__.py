@@ -1,6 +1,6 @@
 """Provider adapters: one module per vendor, all with the same small interface.
 
-Each module (``openai``, ``anthropic``, ``google``, ``http``) offers:
+Each module (``openai``, ``anthropic``, ``google``, ``bedrock``, ``cohere``, ``http``) offers:
 
 * ``NAME``: the provider name used in ``upstream.provider`` and the ``provider=`` argument;
 * ``ROOTS``: the top-level modules whose exceptions it reads;

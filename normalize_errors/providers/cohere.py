@@ -24,13 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .._path import SDK as _SDK
+from .._path import facts_of, read_exception
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
     Rule,
     StopRow,
     build,
-    class_entry,
     classify,
     offered_names,
     rule,
@@ -38,11 +39,8 @@ from .._rules import (
     tool_call_problem,
 )
 from .._signals import (
-    body_text,
     field,
     integer,
-    lower_headers,
-    parse_body,
     sequence,
     short,
     text_of,
@@ -124,39 +122,19 @@ reaches ``ApiError``; a test checks that every exception class the SDK exports i
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _facts(
-    status: int | None,
-    headers: dict[str, str],
-    body: Any,
-    text: str,
-    *,
-    exception: str | None = None,
-    in_stream: bool = False,
-) -> Facts:
-    message = None
-    extra: dict[str, Any] = {}
-    if isinstance(body, dict):
-        value = body.get("message")
-        message = value if isinstance(value, str) else None
-        body_id = body.get("id")
-        if isinstance(body_id, str) and body_id:
-            extra["id"] = body_id
-    elif isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
-        message = short(body.strip(), 2048)
-    if message is None and body is None and text and not text.lstrip().startswith("<"):
-        message = short(text.strip(), 2048) or None
-    return Facts(
-        NAME,
-        status=status,
-        headers=headers,
-        body=body,
-        text=text,
-        message=message,
-        request_id=headers.get("x-trace-id") or headers.get("x-request-id"),
-        exception=exception,
-        in_stream=in_stream,
-        extra=extra,
-    )
+def read_body(body: Any, found: dict[str, Any]) -> None:
+    """The body reader: ``{"message": ...}`` or ``{"id": ..., "message": ...}``."""
+    if not isinstance(body, dict):
+        return
+    message = body.get("message")
+    if isinstance(message, str):
+        found["message"] = message
+    body_id = body.get("id")
+    if isinstance(body_id, str) and body_id:
+        found["extra"] = {"id": body_id}
+
+
+SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)
 
 
 def looks_like(body: Any) -> bool:
@@ -167,8 +145,7 @@ def looks_like(body: Any) -> bool:
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw Cohere error response."""
-    low = lower_headers(headers)
-    facts = _facts(integer(status), low, parse_body(body), body_text(body))
+    facts = facts_of(SDK, integer(status), headers, body)
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 
@@ -176,29 +153,20 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
+def _adjust(name: str, exc: BaseException, facts: Facts) -> None:
+    """The SDK's errors carry ``headers`` themselves, not on a ``response``."""
+    if facts.raw_headers is None:
+        facts.raw_headers = field(exc, "headers")
+    if not facts.message and name != "ApiError":  # ParsingError, SSEError: their own text
+        try:
+            facts.message = short(str(exc), 2048) or None
+        except Exception:
+            facts.message = None
+
+
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of the ``cohere`` SDK, or ``None``."""
-    entry = class_entry(exc, CLASSES, NAME)
-    if entry is None:
-        return None
-    _, fixed = entry
-    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
-    headers = lower_headers(field(exc, "headers"))
-    status = integer(field(exc, "status_code"))
-    body = field(exc, "body")
-    text = body if isinstance(body, str) else ""
-    parsed = parse_body(body) if isinstance(body, (str, bytes)) else body
-    facts = _facts(status, headers, parsed, text, exception=qualname)
-    if fixed is not None:
-        code, retryable = fixed
-        if not facts.message:
-            try:
-                facts.message = short(str(exc), 2048) or None
-            except Exception:
-                facts.message = None
-        return build(code, retryable, facts)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return read_exception(SDK, exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------

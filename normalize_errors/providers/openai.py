@@ -240,9 +240,10 @@ TABLE: Final[tuple[Rule, ...]] = (
     rule("upstream.rate_limited", "status 429", status=[429]),
     rule(
         "upstream.authentication_failed",
-        "the message says the key is wrong, whatever the status (xAI answers 'Incorrect API "
-        "key provided' with a 400)",
+        "a 400 whose message says the key is wrong (xAI answers 'Incorrect API key provided' "
+        "with a 400, not a 401)",
         retryable=False,
+        status=[400],
         words=(
             "incorrect api key",
             "invalid api key",
@@ -280,20 +281,16 @@ TABLE: Final[tuple[Rule, ...]] = (
     ),
     rule(
         "upstream.unavailable",
-        "a local server needs more memory than the machine has (Ollama 'model requires more "
-        "system memory (7.3 GiB) than is available'): waiting will not free it",
+        "a 500 from a local server that needs more memory than the machine has (Ollama 'model "
+        "requires more system memory (7.3 GiB) than is available'): waiting will not free it",
         retryable=False,
+        status=[500],
         words=(
-            "requires more memory",
-            "requires more system memory",
-            "requires more gpu memory",
-            "requires more video memory",
-            "more memory than avail",
-            "more memory than is avail",
+            "system memory",
+            "gpu memory",
+            "video memory",
+            "more memory than",
             "not enough memory",
-            "not enough system memory",
-            "not enough gpu memory",
-            "not enough video memory",
         ),
     ),
     rule(

@@ -337,7 +337,7 @@ def test_an_output_validator_that_keeps_asking_gives_its_feedback_as_the_cause()
     def english_only(text: str) -> str:
         raise ModelRetry("Answer in English.")
 
-    err = valid(normalize(raised(lambda: agent.run_sync("Hi"))))
+    err = valid(normalize(raised(lambda: sync(agent))))
     assert (err.code, err.attempts) == ("output.retries_exhausted", 2)
     assert [(c.code, c.model_feedback) for c in err.causes] == [
         ("output.schema_violation", "Answer in English.")

@@ -809,3 +809,19 @@ def test_the_generating_methods_exist() -> None:
         assert generates(bedrock, method)
     assert not generates(bedrock, "invoke_model")  # its body is a stream only the caller reads
     assert not generates(bedrock, "apply_guardrail")
+
+
+def test_wrap_checks_tool_calls_against_the_tool_config() -> None:
+    """Converse offers tools in ``toolConfig``; a call to another tool is output.unknown_tool."""
+    bedrock = client()
+    config = {"tools": [{"toolSpec": {"name": "get_time", "inputSchema": {"json": {}}}}]}
+    use = {"toolUse": {"toolUseId": "tooluse_1", "name": "rm_rf", "input": {"path": "/"}}}
+    with Stubber(bedrock) as stub:
+        stub.add_response("converse", converse_result("tool_use", [use]))
+        err = raised(
+            lambda: wrap(bedrock).converse(modelId=MODEL, messages=MESSAGES, toolConfig=config)
+        )
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.unknown_tool"
+    assert err.model_feedback is not None
+    assert "get_time" in err.model_feedback

@@ -87,6 +87,24 @@ def quota_message() -> HarnessError:
     return from_response(None, {}, event, provider="openai")
 
 
+def required_tool_call_missing() -> HarnessError:
+    """Groq refusing an answer without the tool call ``tool_choice: required`` demanded.
+
+    No public page shows this body in full; the wording is Groq's validation message in the
+    shape of its other ``tool_use_failed`` 400s (the ``openai/groq_*`` cassettes). A focused
+    case, not a recording.
+    """
+    body = {
+        "error": {
+            "message": "Tool choice is required, but model did not call a tool",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": "The weather in Paris is sunny.",
+        }
+    }
+    return from_response(400, {}, body, provider="openai")
+
+
 def vector_store_timeout() -> HarnessError:
     """A failed Responses result whose ``error.code`` is ``vector_store_timeout``.
 
@@ -128,24 +146,27 @@ def counted_context_message() -> HarnessError:
 
 
 def required_tool_never_called() -> HarnessError:
-    """A server refusing a turn that ``tool_choice="required"`` asked to end in a tool call.
+    """Groq's 400 when ``tool_choice`` is ``required`` and the model answered in text.
 
-    Constructed: Groq's wording for it, with the ``tool_use_failed`` code its other tool
-    refusals carry (``cassettes/openai/groq_tool_*``); no recording of this one was found.
+    Constructed: the body is Groq's ``tool_use_failed`` shape as users pasted it for the
+    opposite case ("Tool choice is none, but model called a tool", BerriAI/litellm#21242),
+    with the wording the row names; no recording of this one was found.
     """
     body = {
         "error": {
             "message": "Tool choice is required, but model did not call a tool",
             "type": "invalid_request_error",
             "code": "tool_use_failed",
+            "failed_generation": "I can answer that without a tool.",
         }
     }
-    return from_response(400, {}, json.dumps(body), provider="openai")
+    return from_response(400, {"content-type": "application/json"}, body, provider="openai")
 
 
 TABLE_CASES = [
     status_529,
     quota_message,
+    required_tool_call_missing,
     vector_store_timeout,
     missing_key,
     counted_context_message,
@@ -161,6 +182,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
     [
         (status_529, "upstream.overloaded", True, "retry"),
         (quota_message, "upstream.rate_limited", False, "human"),
+        (required_tool_call_missing, "output.malformed", False, "feedback"),
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
