@@ -7,10 +7,15 @@ from pathlib import Path
 
 import anthropic
 import pytest
+import vcr
+import yaml
 
 pytest_plugins = ["pytester"]
 
-LOADED = anthropic  # imported here, so pytester's in-process run does not import it again
+# imported here, so pytester's in-process run does not import them again: modules first
+# imported inside that run are dropped after it, and a later test would get new copies of
+# vcrpy and yaml whose loaders no longer agree (cassettes then fail to load)
+LOADED = (anthropic, vcr, yaml)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Test your failure handling offline"
