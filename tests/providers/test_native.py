@@ -228,8 +228,8 @@ def test_the_generating_methods_exist() -> None:
             continue
         try:
             module = importlib.import_module(package)
-        except ImportError:  # fireworks-ai lives in its own environment
-            continue
+        except ImportError:  # fireworks-ai lives in its own environment; CI's older SDK
+            continue  # lines install none of these SDKs
         for name in (klass, "Async" + klass):
             cls = getattr(module, name, None)
             if cls is None:
@@ -240,4 +240,6 @@ def test_the_generating_methods_exist() -> None:
                 assert generates(owner, method)
                 checked += 1
             assert not generates(owner, "with_raw_response")
+    if checked == 0:
+        pytest.skip("needs a native SDK of the test-beyond extra (groq, together, ...)")
     assert checked >= 9
