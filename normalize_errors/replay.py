@@ -186,6 +186,32 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
             )
 
 
+def missing_sdk(scenario: Scenario) -> str | None:
+    """The module of the SDK a scenario replays through, when it is not installed here.
+
+    openai, anthropic, google-genai and httpx come with the ``replay`` extra; the native SDKs
+    of OpenAI-compatible vendors (``metadata.sdk``) and cohere's are installed by whoever
+    wants them replayed (``pip install groq``, ...).
+    """
+    import importlib.util
+
+    if scenario.sdk is not None:
+        module = _calls.SDKS[scenario.sdk][0]
+    elif scenario.provider in _OPTIONAL_SDKS:
+        module = _OPTIONAL_SDKS[scenario.provider]
+    else:
+        return None
+    try:
+        found = importlib.util.find_spec(module)
+    except ImportError:  # a parent package is missing
+        found = None
+    return module if found is None else None
+
+
+_OPTIONAL_SDKS: Final = {"cohere": "cohere"}
+"""Cassette providers whose SDK the ``replay`` extra does not install."""
+
+
 class Outcome:
     """What replaying a scenario gave: the SDK's exception or result, and the harness error."""
 

@@ -299,3 +299,35 @@ def test_classify_help_documents_the_forms() -> None:
     assert done.returncode == 0
     for form in ("raw HTTP", "response object", "bare error body", "bare page", "Exit status"):
         assert form in done.stdout
+
+
+def test_replay_skips_a_cassette_whose_sdk_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The README's main job runs on the `dev` install: a cassette that replays through an
+    SDK it does not install (fireworks-ai, cohere, ...) is listed as skipped, naming the SDK."""
+    import importlib.util
+
+    from normalize_errors import replay
+
+    path = replay.shipped() / "openai" / "fireworks_sdk_model_not_found_404.yaml"
+    scenario = replay.load(path)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "fireworks" else real(name)
+    )
+    assert replay.missing_sdk(scenario) == "fireworks"
+    status, text = run("replay", str(path))
+    assert status == 0
+    assert "skipped: needs the fireworks SDK" in text
+    assert "0 cassettes replayed offline (sync): 0 as expected, 0 not, 1 skipped" in text
+    status, text = run("replay", "--json", str(path))
+    assert json.loads(text) == {
+        "cassette": "openai/fireworks_sdk_model_not_found_404",
+        "skipped": "skipped: needs the fireworks SDK",
+    }
+    monkeypatch.undo()
+    assert (
+        replay.missing_sdk(replay.load(replay.shipped() / "openai" / "insufficient_quota_429.yaml"))
+        is None
+    )
