@@ -332,7 +332,7 @@ class HarnessError(Exception):
 
     def _read_detail(self) -> None:
         """Fill ``detail`` from the adapter's facts (see ``_decided``); never raises."""
-        pending, self._unread = self._unread, None
+        pending = self._unread
         if pending is None:
             return
         try:
@@ -341,6 +341,7 @@ class HarnessError(Exception):
             text = None
         self._detail = None if not text else _text(text)
         _ARGS.__set__(self, () if self._detail is None else (self._detail,))
+        self._unread = None  # last: another thread reading meanwhile reads the facts too
 
     # -- members with an explicit value and an effective one -----------------------------
 
@@ -479,8 +480,10 @@ class HarnessError(Exception):
         Members set explicitly (in the constructor or since) keep their values. A vendor
         object that breaks while it is read (a ``__float__`` or ``__getattr__`` that raises)
         gives an ``upstream`` of ``{"unreadable": ...}`` naming the exception type instead.
+        The members are filled before the facts are let go, so another thread reading the
+        error meanwhile reads them too (at worst both read the facts, which give the same).
         """
-        pending, self._pending = self._pending, None
+        pending = self._pending
         if pending is None:
             return
         try:
@@ -501,6 +504,7 @@ class HarnessError(Exception):
                     "unreadable": "normalize-errors could not read the facts "
                     f"({type(bug).__name__})"
                 }
+        self._pending = None
 
     @property
     def causes(self) -> list[HarnessError]:

@@ -254,3 +254,30 @@ def test_a_member_set_before_it_is_read_keeps_the_value_set() -> None:
     assert (err.retry_after, err.detail, err.args, err.attempts) == (99.0, "mine", ("mine",), 7)
     assert err.upstream["provider"] == "openai"  # the rest is still read from the facts
     assert err.retry_after == 99.0
+
+
+def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
+    """Members read on first use by several threads at once read the same for every thread."""
+    import threading
+
+    from normalize_errors import normalize
+
+    exc = _replayed("openai", "rate_limit_tpm_429")
+    for _ in range(50):
+        err = normalize(exc)
+        start = threading.Barrier(6)
+        seen: list[tuple[object, ...]] = []
+
+        def read(err: HarnessError = err, start: threading.Barrier = start) -> None:
+            start.wait()
+            seen.append((err.retry_after, err.detail, err.upstream.get("status")))
+
+        threads = [threading.Thread(target=read) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(seen)) == 1
+        assert seen[0][0] is not None
+        assert seen[0][1] is not None
+        assert seen[0][2] == 429
