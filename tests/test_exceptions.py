@@ -268,7 +268,11 @@ def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
         start = threading.Barrier(6)
         seen: list[tuple[object, ...]] = []
 
-        def read(err: HarnessError = err, start: threading.Barrier = start) -> None:
+        def read(
+            err: HarnessError = err,
+            start: threading.Barrier = start,
+            seen: list[tuple[object, ...]] = seen,
+        ) -> None:
             start.wait()
             seen.append((err.retry_after, err.detail, err.upstream.get("status")))
 
