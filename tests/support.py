@@ -45,6 +45,16 @@ LAST_RESORT = "normalize-errors could not"
 """How the facade's last-resort answer starts: an adapter raised, which is a bug."""
 
 
+def examples(ci: int) -> int:
+    """``max_examples`` for a property whose CI count is ``ci``: that count under the ``ci``
+    profile, the profile's own (5000 or 100,000) under the long hostile profiles, so a
+    property's own ``@settings`` never caps a long run."""
+    from hypothesis import settings
+
+    profile: int = settings.default.max_examples
+    return ci if profile <= 300 else profile
+
+
 def valid(err: Any, *, last_resort: bool = False) -> HarnessError:
     """``err`` after checking every invariant a harness error must hold.
 

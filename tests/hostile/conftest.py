@@ -27,7 +27,11 @@ if os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci":
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 HANG: float = 1.0
-"""A call slower than this is a hang (a pathological pattern), not a slow machine."""
+"""A call that works the CPU longer than this is a hang (a pathological pattern), not a slow
+machine."""
+STALL: float = 10.0
+"""A call that takes longer than this by the clock is a hang too (a wait on something), however
+little CPU it used: the backstop for what CPU time cannot see."""
 
 _T = TypeVar("_T")
 SLOWEST: dict[str, tuple[float, int, str]] = {}
@@ -37,22 +41,25 @@ def timed(name: str, func: Callable[[], _T], *shown: object) -> _T:
     """Call ``func``, remember the slowest call per ``name`` (and ``shown``, its input), and
     fail on a hang.
 
-    The garbage collector is paused during the call: a collection of the whole test
-    process's heap can land in any call, and its pause belongs to the process, not to the
-    input being timed.
+    The call's time is the CPU time of this thread, so a long run can share a busy machine
+    (at a low priority) without a time slice spent waiting being taken for a slow input; a
+    call that takes ``STALL`` seconds by the clock fails as well. The garbage collector is
+    paused during the call: a collection of the whole test process's heap can land in any
+    call, and its pause belongs to the process, not to the input being timed.
     """
     gc.disable()
     try:
-        start = time.perf_counter()
+        start, wall = time.thread_time(), time.perf_counter()
         result = func()
-        elapsed = time.perf_counter() - start
+        elapsed, waited = time.thread_time() - start, time.perf_counter() - wall
     finally:
         gc.enable()
     worst, count, what = SLOWEST.get(name, (0.0, 0, ""))
     if elapsed > worst:
         worst, what = elapsed, ", ".join(_short(item) for item in shown)
     SLOWEST[name] = (worst, count + 1, what)
-    assert elapsed < HANG, f"{name} took {elapsed:.3f} s on one input"
+    assert elapsed < HANG, f"{name} worked {elapsed:.3f} s of CPU on one input"
+    assert waited < STALL, f"{name} took {waited:.3f} s on one input"
     return result
 
 
@@ -81,7 +88,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print how many hostile inputs each function took, and its slowest single call."""
     if not SLOWEST:
         return
-    terminalreporter.section("hostile inputs: slowest single call per function")
+    terminalreporter.section("hostile inputs: slowest single call per function (CPU time)")
     for name, (worst, count, what) in sorted(SLOWEST.items()):
         terminalreporter.write_line(
             f"{name:<16} {count:>6} inputs, slowest {worst * 1000:8.3f} ms  ({what})"

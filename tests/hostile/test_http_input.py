@@ -14,7 +14,7 @@ from normalize_errors._facade import from_response, normalize
 from normalize_errors.providers import NAMES
 
 from ..providers.test_http import KEY, leaks
-from ..support import raised, valid
+from ..support import examples, raised, valid
 
 # -- hostile input ------------------------------------------------------------------------------
 
@@ -99,7 +99,7 @@ def bodies(draw: st.DrawFn) -> Any:
     return json.dumps({"error": {"message": f"see {KEY}", "code": [1], "type": {"a": 1}}})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(status=STATUSES, headers=HEADERS, body=bodies(), provider=st.sampled_from([None, *NAMES]))
 @example(status="²", headers=None, body=b"", provider=None)  # isdigit() but not int()
 @example(status=None, headers=None, body=b"", provider="http")
@@ -174,7 +174,7 @@ def test_hostile_requests_exceptions(closed_port: int) -> None:
     assert not leaks(err)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     status=st.integers(min_value=100, max_value=999),
     headers=st.dictionaries(

@@ -28,6 +28,8 @@ from normalize_errors._wrap import typed_error
 from normalize_errors.providers import _calls
 from normalize_errors.replay import load, shipped
 
+from ..support import examples
+
 # Planted keys of every recognised format (made up, never issued): format -> key.
 KEYS = {
     "openai-proj": "sk-proj-Q1w2E3r4T5y6U7i8O9p0AaSsDdFfGgHhJjKkLlZzXxCcVvBbNnMm_-q1W2e3R4",
@@ -400,7 +402,7 @@ def outputs(text: str) -> list[str | bytes]:
     return [str(err), repr(err), err.to_json(), pickle.dumps(err), str(err.args)]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planted())
 def test_planted_keys_never_survive(case: tuple[str, str]) -> None:
     """Property: glued, escaped, URL-encoded, hard-wrapped or straddling a cut, a key of

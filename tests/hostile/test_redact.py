@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
 from normalize_errors._redact import MAX_DEPTH, REDACTED, sanitize, scrub
 
+from ..support import examples
+
 # Shapes of real credentials (made up, never issued).
 SECRETS = [
     "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
@@ -122,7 +124,7 @@ def test_sanitize_bounds_size_and_makes_json() -> None:
     assert "…" in str(out["deep"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(), st.sampled_from(SECRETS), st.text())
 def test_planted_credentials_never_survive_redaction(before: str, secret: str, after: str) -> None:
     """Property: whatever surrounds a credential, it is gone after redact()."""
