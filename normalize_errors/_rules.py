@@ -80,6 +80,7 @@ class Facts:
         "extra",
         "id_headers",
         "in_stream",
+        "limit",
         "lowered",
         "more_ids",
         "provider",
@@ -133,6 +134,8 @@ class Facts:
         self.source = source
         self.wait = wait
         self.extra: Mapping[str, Any] = extra or {}
+        self.limit: Mapping[str, Any] | None = None
+        """The limit the message states, when the decision already read it (``build``)."""
 
     @property
     def message(self) -> str | None:
@@ -217,10 +220,10 @@ class Facts:
         attempts = self.attempts
         if attempts is None and self.source is not None:
             attempts = attempts_of(self.source)
-        limit: Mapping[str, Any] | None = None
-        if code == "context.window_exceeded":
+        limit = self.limit  # the message's, when the decision read it
+        if limit is None and code == "context.window_exceeded":
             limit = context_limit(self._message) or _stated.context_numbers(self.extra)
-        elif code == "upstream.rate_limited" and self.raw_headers is not None:
+        elif limit is None and code == "upstream.rate_limited" and self.raw_headers is not None:
             limit = _stated.rate_limit_headers(self.headers)
         return wait, attempts, limit
 
@@ -658,7 +661,9 @@ def build(
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
     if limit is None and code == "upstream.rate_limited":
-        limit, never = _stated.rate_limit_stated(facts.lowered)
+        # read now, since it decides ``retryable``; kept in the facts, so the error
+        # sanitizes it only when ``limit`` is first read
+        facts.limit, never = _stated.rate_limit_stated(facts.lowered)
         if never:
             retryable = False  # a quota of 0, or one request over the whole allowance
     if model_feedback is None and code in _stated.TOOL_CODES:

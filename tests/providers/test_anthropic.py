@@ -288,6 +288,16 @@ STATUS_CASES: dict[str, tuple[int, Any, dict[str, str], str, bool, dict[str, Any
         True,
         {"advice": "retry"},
     ),
+    # constructed: a proxy in front (nginx's stock page) refuses the body before Anthropic
+    # sees it, so there is no `request_too_large` type; the status alone decides
+    "proxy_413_without_type": (
+        413,
+        "<html><head><title>413 Request Entity Too Large</title></head><body></body></html>",
+        {"content-type": "text/html"},
+        "context.window_exceeded",
+        False,
+        {"detail": "anthropic: HTTP 413: 413 Request Entity Too Large"},
+    ),
     "billing_402": (
         402,
         envelope("billing_error", "constructed: a billing problem"),

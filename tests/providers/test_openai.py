@@ -163,6 +163,13 @@ def required_tool_never_called() -> HarnessError:
     return from_response(400, {"content-type": "application/json"}, body, provider="openai")
 
 
+def payment_required() -> HarnessError:
+    """A 402 whose message names no quota or credits (constructed: the bare reason phrase);
+    the status alone says the account must be paid for before waiting can help."""
+    body = {"error": {"message": "Payment Required", "code": 402}}
+    return from_response(402, {"content-type": "application/json"}, body, provider="openai")
+
+
 TABLE_CASES = [
     status_529,
     quota_message,
@@ -171,6 +178,7 @@ TABLE_CASES = [
     missing_key,
     counted_context_message,
     required_tool_never_called,
+    payment_required,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -187,6 +195,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
         (required_tool_never_called, "output.malformed", False, "feedback"),
+        (payment_required, "upstream.rate_limited", False, "human"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
