@@ -87,24 +87,6 @@ def quota_message() -> HarnessError:
     return from_response(None, {}, event, provider="openai")
 
 
-def required_tool_call_missing() -> HarnessError:
-    """Groq refusing an answer without the tool call ``tool_choice: required`` demanded.
-
-    No public page shows this body in full; the wording is Groq's validation message in the
-    shape of its other ``tool_use_failed`` 400s (the ``openai/groq_*`` cassettes). A focused
-    case, not a recording.
-    """
-    body = {
-        "error": {
-            "message": "Tool choice is required, but model did not call a tool",
-            "type": "invalid_request_error",
-            "code": "tool_use_failed",
-            "failed_generation": "The weather in Paris is sunny.",
-        }
-    }
-    return from_response(400, {}, body, provider="openai")
-
-
 def vector_store_timeout() -> HarnessError:
     """A failed Responses result whose ``error.code`` is ``vector_store_timeout``.
 
@@ -145,32 +127,12 @@ def counted_context_message() -> HarnessError:
     return normalize(exc)
 
 
-def required_tool_never_called() -> HarnessError:
-    """Groq's 400 when ``tool_choice`` is ``required`` and the model answered in text.
-
-    Constructed: the body is Groq's ``tool_use_failed`` shape as users pasted it for the
-    opposite case ("Tool choice is none, but model called a tool", BerriAI/litellm#21242),
-    with the wording the row names; no recording of this one was found.
-    """
-    body = {
-        "error": {
-            "message": "Tool choice is required, but model did not call a tool",
-            "type": "invalid_request_error",
-            "code": "tool_use_failed",
-            "failed_generation": "I can answer that without a tool.",
-        }
-    }
-    return from_response(400, {"content-type": "application/json"}, body, provider="openai")
-
-
 TABLE_CASES = [
     status_529,
     quota_message,
-    required_tool_call_missing,
     vector_store_timeout,
     missing_key,
     counted_context_message,
-    required_tool_never_called,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -182,11 +144,9 @@ SDK_MODULES = ("openai", "openai._exceptions")
     [
         (status_529, "upstream.overloaded", True, "retry"),
         (quota_message, "upstream.rate_limited", False, "human"),
-        (required_tool_call_missing, "output.malformed", False, "feedback"),
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
-        (required_tool_never_called, "output.malformed", False, "feedback"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
