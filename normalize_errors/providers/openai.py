@@ -508,7 +508,9 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     for index, choice in enumerate(sequence(field(result, "choices"))):
         finish = text_of(field(choice, "finish_reason"))
         if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
-            finish = text_of(field(choice, "native_finish_reason")) or finish
+            native = text_of(field(choice, "native_finish_reason"))
+            if native and finish_failure(native):
+                finish = native
         message = field(choice, "message") or {}
         content = field(message, "content")
         if content is None:

@@ -179,6 +179,44 @@ def test_parse_raises_length_finish_reason_error_read_from_its_completion() -> N
     assert err.upstream["exception"].endswith("LengthFinishReasonError")
 
 
+def _openrouter_error(native: str | None) -> dict[str, Any]:
+    """OpenRouter's failed choice, as in ``openrouter_stream_malformed_function_call_200``."""
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "error", "message": {"content": ""}}
+    if native is not None:
+        choice["native_finish_reason"] = native
+    return {"object": "chat.completion", "choices": [choice]}
+
+
+@pytest.mark.parametrize(
+    ("native", "code", "reason"),
+    [
+        ("MALFORMED_FUNCTION_CALL", "output.invalid_tool_arguments", "MALFORMED_FUNCTION_CALL"),
+        ("SAFETY", "policy.content_filtered", "SAFETY"),
+        ("MAX_TOKENS", "output.truncated", "MAX_TOKENS"),
+        ("network_error", "upstream.unavailable", "network_error"),
+        (None, "upstream.unavailable", "error"),
+        ("STOP", "upstream.unavailable", "error"),  # naming no failure: OpenRouter's "error" stands
+    ],
+)
+def test_openrouter_error_finish_gives_way_to_a_native_reason_naming_a_failure(
+    native: str | None, code: str, reason: str
+) -> None:
+    """``finish_reason: error`` is read through ``native_finish_reason`` when that names one."""
+    err = diagnose(_openrouter_error(native), provider="openai")
+    assert err is not None
+    assert (valid(err).code, err.upstream["stop_reason"]) == (code, reason)
+
+
+def test_openrouter_numeric_429_in_a_stream_event_is_a_rate_limit() -> None:
+    """OpenRouter's error ``code`` is the HTTP status: 429 inside a 200 stream is a rate limit."""
+    event = {"error": {"message": "Rate limit exceeded: free-models-per-day", "code": 429}}
+    err = valid(from_response(None, {}, event, provider="openai"))
+    assert (err.code, err.retryable) == ("upstream.rate_limited", True)
+    event = {"error": {"message": "Provider returned error", "code": 502}}
+    other = valid(from_response(None, {}, event, provider="openai"))
+    assert other.code != "upstream.rate_limited"
+
+
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)
 def test_raw_responses_read_like_the_sdk_path(path: Path) -> None:
     """from_response on the recorded body (bytes, text, parsed) agrees with the SDK replay."""
