@@ -421,6 +421,10 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
             number = first.get("code")
             if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
                 facts["vendor_code"] = text_of(number) or str(number)
+    if "message" not in facts and integer(error.get("status")) is not None:
+        text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
+        if isinstance(text, str):
+            facts["message"] = text
     facts["ids"] = ids
 
 

@@ -217,6 +217,19 @@ def test_openrouter_numeric_429_in_a_stream_event_is_a_rate_limit() -> None:
     assert other.code != "upstream.rate_limited"
 
 
+def test_a_problem_document_gives_its_detail_else_its_title() -> None:
+    """NVIDIA NIM answers with RFC 9457 documents: ``detail`` (else ``title``) is the message."""
+    detail = "Function 'f': Not found for account 'a'"
+    body = {"status": 404, "title": "Not Found", "detail": detail}
+    assert valid(from_response(404, {}, body, provider="openai")).upstream["message"] == detail
+    problem = {"status": 429, "title": "Too Many Requests"}
+    titled = valid(from_response(429, {}, problem, provider="openai"))
+    assert (titled.code, titled.upstream["message"]) == ("upstream.rate_limited", problem["title"])
+    google = {"error": {"code": 429, "message": "Quota exceeded.", "status": "RESOURCE_EXHAUSTED"}}
+    found = valid(from_response(429, {}, google, provider="openai"))
+    assert found.upstream["message"] == "Quota exceeded."  # a string status is no problem document
+
+
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)
 def test_raw_responses_read_like_the_sdk_path(path: Path) -> None:
     """from_response on the recorded body (bytes, text, parsed) agrees with the SDK replay."""
