@@ -116,6 +116,7 @@ _RATE_IDS: Final = (
     "too_many_requests",
     "rate_limit_error",
     "throttling_error",
+    "429",  # OpenRouter's error.code is the HTTP status, also inside a 200 stream
 )
 _REQUEST_IDS: Final = (
     "model_not_found",
@@ -187,7 +188,8 @@ TABLE: Final[tuple[Rule, ...]] = (
     ),
     rule(
         "upstream.rate_limited",
-        "a rate-limit code (`rate_limit_exceeded`, …) without a status, as in a stream",
+        "a rate-limit code (`rate_limit_exceeded`, OpenRouter's `429`, …), also without a status, "
+        "as in a stream",
         retryable=True,
         ids=_RATE_IDS,
     ),
@@ -430,6 +432,10 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
             number = first.get("code")
             if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
                 facts["vendor_code"] = text_of(number) or str(number)
+    if "message" not in facts and integer(error.get("status")) is not None:
+        text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
+        if isinstance(text, str):
+            facts["message"] = text
     facts["ids"] = ids
 
 
@@ -516,6 +522,10 @@ def _usage(result: Any) -> dict[str, Any]:
 def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     for index, choice in enumerate(sequence(field(result, "choices"))):
         finish = text_of(field(choice, "finish_reason"))
+        if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
+            native = text_of(field(choice, "native_finish_reason"))
+            if native and finish_failure(native):
+                finish = native
         message = field(choice, "message") or {}
         content = field(message, "content")
         if content is None:
@@ -651,6 +661,18 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
         "failed mid-generation); any other unlisted reason is not a failure",
         "upstream.unavailable",
         _completion({"finish_reason": "error", "message": {"content": "The fifty"}}),
+    ),
+    StopRow(
+        "chat `finish_reason: error` with OpenRouter's `native_finish_reason` (the upstream's own "
+        "reason, e.g. Gemini's `MALFORMED_FUNCTION_CALL`): the native reason is read as above",
+        "output.invalid_tool_arguments",
+        _completion(
+            {
+                "finish_reason": "error",
+                "native_finish_reason": "MALFORMED_FUNCTION_CALL",
+                "message": {"content": ""},
+            }
+        ),
     ),
     StopRow(
         "chat `finish_reason: stop` with no content, tool call or refusal",
@@ -933,6 +955,9 @@ def _folded(index: Any, state: dict[str, Any]) -> dict[str, Any]:
     return {
         "index": index,
         "finish_reason": text_of(state["finish_reason"]),
+        "native_finish_reason": text_of(_get(state["choice"], "native_finish_reason"))
+        if state["finish_reason"] == "error"
+        else None,
         "content_filter_results": field(state["choice"], "content_filter_results")
         if state["finish_reason"] == "content_filter"
         else None,
