@@ -338,34 +338,7 @@ def from_response(
     """
     provider = _provider_name(provider)
     try:
-        problem = _read_problem()(status, headers, body)
-        if problem is not None:
-            return problem
-        readers = response_readers(provider)
-        if readers:
-            problem = _registered_response(readers, status, headers, body)
-            if problem is not None:
-                return problem
-            if provider is not None:  # a registered reader's name, and it gave no answer
-                provider = None
-        adapter: Callable[[str], Adapter] = _providers().adapter
-        detect: Callable[[Any, dict[str, str]], str] = _providers().detect
-        code = integer(status)
-        if code is not None and 200 <= code <= 299:
-            found = stream_error(body_text(body))
-            if found is None:
-                where = provider or "http"
-                return class_for_code("upstream.invalid_response")(
-                    f"{where}: HTTP {code}: a success response, it reports no error",
-                    retryable=False,
-                    upstream={"provider": where, "status": code},
-                )
-            name = provider or detect(found, lower_headers(headers))
-            err = adapter(name).from_response(None, headers, found)
-            err.upstream = {**err.upstream, "status": code, "in_stream": True}
-            return err
-        name = provider or detect(parse_body(body), lower_headers(headers))
-        return adapter(name).from_response(status, headers, body)
+        return respond(status, headers, body, provider=provider)
     except Exception as bug:
         upstream: dict[str, Any] = {"provider": provider or "http"}
         if integer(status) is not None:
@@ -376,6 +349,52 @@ def from_response(
             retryable=False,
             upstream=upstream,
         )
+
+
+def respond(
+    status: Any, headers: Any, body: Any, *, provider: str | None = None, host: str | None = None
+) -> HarnessError:
+    """The one dispatcher of an HTTP response to its reader (``from_response`` guards it; the
+    plain HTTP adapter calls it for the error responses of httpx, requests and aiohttp).
+
+    In order: a harness error object (``application/problem+json``) as it is; the response
+    readers registered for ``provider`` (or for any provider); a 2xx: the error event inside
+    its body, else ``upstream.invalid_response``; else the adapter of ``provider``, or of the
+    body's shape. A body of no known shape is read as plain HTTP, reported as the provider
+    whose API lives at ``host`` when that is known. May raise: callers guard.
+    """
+    problem = _read_problem()(status, headers, body)
+    if problem is not None:
+        return problem
+    readers = response_readers(provider)
+    if readers:
+        problem = _registered_response(readers, status, headers, body)
+        if problem is not None:
+            return problem
+        if provider is not None:  # a registered reader's name, and it gave no answer
+            provider = None
+    providers = _providers()
+    code = integer(status)
+    if code is not None and 200 <= code <= 299:
+        found = stream_error(body_text(body))
+        if found is None:
+            where = provider or "http"
+            return class_for_code("upstream.invalid_response")(
+                f"{where}: HTTP {code}: a success response, it reports no error",
+                retryable=False,
+                upstream={"provider": where, "status": code},
+            )
+        name = provider or providers.detect(found, lower_headers(headers))
+        err: HarnessError = providers.adapter(name).from_response(None, headers, found)
+        err.upstream = {**err.upstream, "status": code, "in_stream": True}
+        return err
+    name = provider or providers.detect(parse_body(body), lower_headers(headers))
+    if name == "http" and host:
+        from .providers import http
+
+        return http.read(status, headers, body, provider=http.provider_for_host(host) or "http")
+    answer: HarnessError = providers.adapter(name).from_response(status, headers, body)
+    return answer
 
 
 def _registered_response(

@@ -53,7 +53,6 @@ from .._signals import (
     field,
     html_title,
     integer,
-    lower_headers,
     parse_body,
     short,
     text_of,
@@ -423,25 +422,19 @@ def _response_error(
     method: str | None,
     host: str | None,
 ) -> HarnessError:
-    """An error status: the adapter of the body's shape reads it, else this one."""
-    from ..bindings.http import read_problem
-    from . import adapter, detect
+    """An error status: read by the one dispatcher (``_facade.respond``), as a response given
+    to ``from_response`` is; the exception, method and host join ``upstream`` (a harness
+    error object the response carried is returned as it came)."""
+    from .._facade import respond
 
-    body = _body_of(response)
+    err = respond(status, headers, _body_of(response), host=host)
+    if err.untrusted:
+        return err
     more: dict[str, Any] = {"exception": _qualname(exc)}
     if method:
         more["method"] = method
     if host:
         more["host"] = host
-    parsed = parse_body(body)
-    problem = read_problem(status, headers, parsed) if isinstance(parsed, dict) else None
-    if problem is not None:
-        return problem
-    low = lower_headers(headers)
-    name = detect(parsed, low)
-    if name == NAME:
-        return read(status, low, body, provider=provider_for_host(host) or NAME, extra=more)
-    err = adapter(name).from_response(status, low, body)
     add_upstream(err, more)
     return err
 
