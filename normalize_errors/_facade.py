@@ -9,7 +9,7 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 from __future__ import annotations
 
 from ._readers import ROUTES, exception_reader, response_readers
-from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
+from ._signals import body_text, integer, lower_headers, parse_body, short, stream_error
 from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
@@ -415,31 +415,6 @@ def _registered_response(
     return None
 
 
-def _result_provider(result: Any) -> str | None:
-    root = type(result).__module__.partition(".")[0]
-    if root in ("openai", "anthropic"):
-        return root
-    if type(result).__module__.startswith("google.genai"):
-        return "google"
-    if root == "cohere":
-        return "cohere"
-    if isinstance(result, dict) and (
-        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
-    ):
-        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
-    if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
-        return "google"
-    if field(result, "choices") is not None or field(result, "object") == "response":
-        return "openai"
-    if field(result, "stop_reason") is not None or field(result, "type") == "message":
-        return "anthropic"
-    reason = result.get("finish_reason") if isinstance(result, dict) else None
-    if isinstance(reason, str) and reason.isupper():
-        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
-        # choices, lower case)
-    return None
-
-
 _SDKS: Final = ("openai", "anthropic", "google")
 """Providers whose SDKs never return text as a generating call's result."""
 
@@ -459,7 +434,7 @@ def diagnose(
             found = not_an_answer(result, provider)
             found.result = result
             return found
-        name = provider or _result_provider(result)
+        name = provider or _providers().provider_of_result(result)
         if name is None or name == "http":
             return None
         reader: Adapter = _providers().adapter(name)

@@ -183,7 +183,8 @@ def test_a_response_reader_reads_the_error_responses_of_httpx_and_httpx2(lib: An
             try:
                 client.post("https://gw.mycorp.example/v1/chat").raise_for_status()
             except lib.HTTPStatusError as exc:
-                return exc
+                found: BaseException = exc
+                return found
         raise AssertionError("no error status")
 
     err = normalize(answer(b'{"fault": "queue full"}'))
