@@ -9,7 +9,8 @@ facts in ``upstream``. Nothing here imports a vendor SDK.
 from __future__ import annotations
 
 from ._readers import ROUTES, exception_reader, response_readers
-from ._signals import body_text, integer, lower_headers, parse_body, short, stream_error
+from ._values import integer
+from ._wire import body_text, lower_headers, parse_body, short, stream_error
 from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False

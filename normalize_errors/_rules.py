@@ -3,7 +3,7 @@
 An adapter reads what the vendor said into ``Facts`` (status, headers, the vendor's own
 codes, message, request id, ...). Its mapping table is a tuple of ``Rule`` rows, tried in
 order; the first row whose conditions all hold gives the code and ``retryable``. When no
-row matches, the HTTP status decides (``_signals.status_code``). ``build`` then makes the
+row matches, the HTTP status decides (``_registry.status_code``). ``build`` then makes the
 error: ``retry_after`` from the headers or the message, a ``limit`` read from a
 context-window message, and ``upstream`` with the vendor's facts.
 
@@ -22,18 +22,9 @@ from . import _stated
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
-from ._registry import code_info
-from ._signals import (
-    MAX_MESSAGE,
-    field,
-    html_title,
-    lower_headers,
-    retry_after,
-    sequence,
-    short,
-    stainless_retry_count,
-    status_code,
-)
+from ._registry import code_info, status_code
+from ._values import field, sequence
+from ._wire import MAX_MESSAGE, html_title, lower_headers, retry_after, short, stainless_retry_count
 from .exceptions import HarnessError
 
 __all__ = [

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .._signals import field
+from .._values import field
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from .._path import SDK as _SDK
 from .._path import facts_of, read_exception
+from .._registry import status_code
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -47,13 +48,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    field,
-    integer,
-    short,
-    status_code,
-    text_of,
-)
+from .._values import field, integer, text_of
+from .._wire import short
 from ..exceptions import HarnessError
 
 __all__ = [

@@ -47,16 +47,8 @@ from .._patterns import (
     HTTP_TIMEOUT,
 )
 from .._rules import Facts, Rule, add_upstream, build, classify, rule
-from .._signals import (
-    MAX_MESSAGE,
-    body_text,
-    field,
-    html_title,
-    integer,
-    parse_body,
-    short,
-    text_of,
-)
+from .._values import field, integer, text_of
+from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from ..exceptions import HarnessError
 
 __all__ = [

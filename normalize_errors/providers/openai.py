@@ -48,14 +48,9 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    field,
-    integer,
-    sequence,
-    short,
-    text_of,
-)
 from .._stated import finish_failure
+from .._values import field, integer, sequence, text_of
+from .._wire import short
 from ..exceptions import HarnessError
 
 __all__ = [
