@@ -213,18 +213,18 @@ def respond(
     body's shape. A body of no known shape is read as plain HTTP, reported as the provider
     whose API lives at ``host`` when that is known. May raise: callers guard.
     """
-    problem = _read_problem()(status, headers, body)
+    parsed, lowered, code = parse_body(body), lower_headers(headers), integer(status)
+    problem = _read_problem()(status, lowered, parsed) if parsed is not None else None
     if problem is not None:
         return problem
     readers = response_readers(provider)
     if readers:
-        problem = _registered_response(readers, status, headers, body)
+        problem = _registered_response(readers, code, lowered, parsed)
         if problem is not None:
             return problem
         if provider is not None:  # a registered reader's name, and it gave no answer
             provider = None
     providers = _providers()
-    code = integer(status)
     if code is not None and 200 <= code <= 299:
         found = stream_error(body_text(body))
         if found is None:
@@ -234,30 +234,30 @@ def respond(
                 retryable=False,
                 upstream={"provider": where, "status": code},
             )
-        name = provider or providers.detect(found, lower_headers(headers))
+        name = provider or providers.detect(found, lowered)
         err: HarnessError = providers.adapter(name).from_response(None, headers, found)
         err.upstream = {**err.upstream, "status": code, "in_stream": True}
         return err
-    name = provider or providers.detect(parse_body(body), lower_headers(headers))
+    name = provider or providers.detect(parsed, lowered)
     if name == "http" and host:
         from .providers import http
 
-        return http.read(status, headers, body, provider=http.provider_for_host(host) or "http")
+        return http.read(status, lowered, body, provider=http.provider_for_host(host) or "http")
     answer: HarnessError = providers.adapter(name).from_response(status, headers, body)
     return answer
 
 
 def _registered_response(
     readers: list[Callable[[Any, Any, Any], HarnessError | None]],
-    status: Any,
-    headers: Any,
+    status: int | None,
+    headers: dict[str, str],
     body: Any,
 ) -> HarnessError | None:
-    """The answer of the first registered response reader that gives one (see ``_readers``)."""
-    code, lowered, parsed = integer(status), lower_headers(headers), parse_body(body)
+    """The answer of the first registered response reader that gives one (see ``_readers``):
+    each gets the status as an int, lower-case headers and the parsed body."""
     for reader in readers:
         try:
-            err = reader(code, lowered, parsed)
+            err = reader(status, headers, body)
         except Exception:  # a reader's bug never makes from_response raise
             continue
         if err is not None:

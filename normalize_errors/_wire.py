@@ -192,6 +192,9 @@ def parse_body(body: Any) -> Any:
     if isinstance(body, (bytes, bytearray, memoryview)):
         if len(body) > MAX_JSON * 4:
             return None
+        first = bytes(body[:256]).lstrip()[:1] or bytes(body).lstrip()[:1]
+        if first not in (b"{", b"["):
+            return None  # not JSON by its first character: nothing is decoded
         try:
             text = bytes(body).decode("utf-8")
         except UnicodeDecodeError:

@@ -127,10 +127,11 @@ def detect(body: Any, headers: dict[str, str]) -> str:
     other shape. ``headers`` (lower-case names) decide for Anthropic when the body has no
     known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``.
     """
-    for name in NAMES[:-1]:
-        module = available(name)
-        if module is not None and module.looks_like(body):
-            return name
+    if isinstance(body, (dict, list)):  # a vendor's error shape is JSON
+        for name in NAMES[:-1]:
+            module = available(name)
+            if module is not None and module.looks_like(body):
+                return name
     marked = any(k.startswith("anthropic-") for k in headers) or headers.get(
         "request-id", ""
     ).startswith("req_")
