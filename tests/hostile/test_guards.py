@@ -66,3 +66,28 @@ def test_a_bug_inside_an_entry_point_is_its_internal_error(
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     assert (err.detail or "").startswith("normalize-errors could not read")
     assert "(ZeroDivisionError)" in (err.detail or "")
+
+
+GOOGLE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("_normalize", lambda g: g.normalize(RuntimeError("boom"))),
+    ("_from_response", lambda g: g.from_response(429, {}, b"{}")),
+    ("_diagnose", lambda g: g.diagnose({"candidates": []}, None)),
+    ("_diagnose_stream", lambda g: g.diagnose_stream([{"candidates": []}], None)),
+]
+
+
+@pytest.mark.parametrize(("inner", "read"), GOOGLE, ids=[e[0] for e in GOOGLE])
+def test_a_bug_inside_the_google_adapter_is_its_internal_error(
+    inner: str, read: Callable[[Any], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The google adapter's own guards answer a bug inside it the same way."""
+    from normalize_errors.providers import google
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(google, inner, broken)
+    err = valid(read(google), last_resort=True)
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert (err.detail or "").startswith("normalize-errors could not read")
+    assert err.upstream["bug"] == "ZeroDivisionError"

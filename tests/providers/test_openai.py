@@ -333,3 +333,60 @@ def test_a_streamed_refusal_is_a_model_refusal() -> None:
     assert isinstance(err, HarnessError)
     assert err.code == "policy.model_refusal"
     assert refusal in (err.detail or "") + str(err.upstream)
+
+
+def responses_result(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Responses API ``response`` object, in the shape of the API reference's example
+    (ids, times and texts constructed)."""
+    return {
+        "id": "resp_CONSTRUCTED",
+        "object": "response",
+        "created_at": 0,
+        "status": status,
+        "model": "gpt-4.1",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+
+
+def answering(body: dict[str, Any]) -> openai.OpenAI:
+    def handler(request: Any) -> Any:
+        return HTTP.Response(200, json=body)
+
+    return client(handler)
+
+
+WEATHER_TOOL: list[Any] = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+    }
+]
+
+
+def test_responses_results_with_tool_calls_and_other_items() -> None:
+    """A function_call naming a tool the request did not offer is output.unknown_tool; a
+    valid call, a hosted tool's item (web search) and a response still in progress are no
+    failure."""
+    unknown = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "get_stock_price",
+        "arguments": '{"symbol": "ACME"}',
+        "status": "completed",
+    }
+    wrapped = wrap(answering(responses_result("completed", [unknown])))
+    err = raised(lambda: wrapped.responses.create(model="gpt-4.1", input="hi", tools=WEATHER_TOOL))
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.unknown_tool"
+    assert err.location == {"tool_name": "get_stock_price", "tool_call_id": "call_1"}
+    valid_call = {**unknown, "name": "get_weather", "arguments": '{"location": "Paris"}'}
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    for output, status in (([valid_call], "completed"), ([search], "completed"), ([], "queued")):
+        fine = answering(responses_result(status, output))
+        result = wrap(fine).responses.create(model="gpt-4.1", input="hi", tools=WEATHER_TOOL)
+        assert result.status == status
