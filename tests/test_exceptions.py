@@ -327,3 +327,28 @@ def test_a_format_error_pickles_with_its_pointer() -> None:
         info.value.reason,
         str(info.value),
     )
+
+
+class NeedsCode(Exception):
+    """A user's exception class whose ``__new__`` requires its argument."""
+
+    def __new__(cls, code: int) -> NeedsCode:
+        made = super().__new__(cls, code)
+        made.code = code  # type: ignore[attr-defined]
+        return made
+
+
+def test_a_cause_that_cannot_be_rebuilt_comes_back_as_a_stand_in() -> None:
+    """The cause's class imports but cannot be made without its arguments: the pickled
+    error's cause is a ``CauseStandIn`` naming the class, with its args and attributes."""
+    from normalize_errors import normalize
+    from normalize_errors.exceptions import CauseStandIn
+
+    err = normalize(NeedsCode(7))
+    clone = pickle.loads(pickle.dumps(err))
+    cause = clone.__cause__
+    assert isinstance(cause, CauseStandIn)
+    assert cause.original_class == f"{__name__}.NeedsCode"
+    assert cause.args == (7,)
+    assert cause.code == 7  # type: ignore[attr-defined]
+    assert clone.to_dict() == err.to_dict()
