@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ._signals import html_title, short
+from ._wire import html_title, short
 from .exceptions import HarnessError, class_for_code
 
 __all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]

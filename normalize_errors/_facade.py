@@ -3,14 +3,19 @@
 They pick the provider adapter (by the exception's module, by the ``provider`` argument, or
 by the shape of a body), let it translate, and guarantee the contract: whatever comes in, a
 valid ``HarnessError`` comes out, with the original exception as ``__cause__`` and the raw
-facts in ``upstream``. Nothing here imports a vendor SDK.
+facts in ``upstream``. Nothing here imports a vendor SDK. Python's own exceptions are read in
+``_stdlib``, chains and exception groups in ``_groups``; ``respond`` is the one dispatcher of
+HTTP responses.
 """
 
 from __future__ import annotations
 
+from ._groups import MAX_GROUP_MEMBERS, group, group_members, group_type, through_chain
 from ._readers import ROUTES, exception_reader, response_readers
-from ._signals import body_text, field, integer, lower_headers, parse_body, short, stream_error
-from .exceptions import MAX_CAUSES, HarnessError, HarnessInternalError, class_for_code
+from ._stdlib import internal, qualname, safe_text, stdlib
+from ._values import integer
+from ._wire import body_text, lower_headers, parse_body, short, stream_error
+from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,166 +28,6 @@ if TYPE_CHECKING:
     _R = TypeVar("_R")
 
 __all__ = ["check", "diagnose", "diagnose_stream", "from_response", "normalize"]
-
-
-def safe_text(value: object, limit: int = 2048) -> str:
-    """``str(value)`` cut to ``limit``, or the type name if ``str()`` itself fails."""
-    try:
-        text = str(value)
-    except Exception:
-        return f"<{type(value).__name__}>"
-    return short(text, limit)
-
-
-def _qualname(exc: BaseException) -> str:
-    cls = type(exc)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-_STDLIB_UNAVAILABLE = ("ConnectionError", "SSLError", "gaierror", "herror")
-
-
-def _stdlib(exc: BaseException) -> HarnessError | None:
-    """The answer for the standard library's cancellation, timeout and connection errors."""
-    names = {klass.__name__ for klass in type(exc).__mro__}
-    if "CancelledError" in names or isinstance(exc, KeyboardInterrupt):
-        return class_for_code("harness.cancelled")(
-            "The call was cancelled.",
-            retryable=False,
-            upstream={"exception": _qualname(exc), "message": safe_text(exc)},
-        )
-    if "TimeoutError" in names or "timeout" in names:
-        return class_for_code("upstream.unavailable")(
-            "The call timed out.",
-            retryable=True,
-            upstream={"exception": _qualname(exc), "message": safe_text(exc), "code": "timeout"},
-        )
-    if names.intersection(_STDLIB_UNAVAILABLE):
-        message = safe_text(exc)
-        return class_for_code("upstream.unavailable")(
-            f"The connection failed: {message or type(exc).__name__}.",
-            retryable=True,
-            upstream={
-                "exception": _qualname(exc),
-                "message": message,
-                "code": "connection_error",
-            },
-        )
-    return None
-
-
-def _internal(exc: BaseException) -> HarnessError:
-    """An exception of code the library does not know: ``harness.internal_error``."""
-    message = safe_text(exc)
-    return HarnessInternalError(
-        f"{type(exc).__name__}: {message}" if message else type(exc).__name__,
-        retryable=False,
-        upstream={"exception": _qualname(exc), "message": message},
-    )
-
-
-MAX_CHAIN: Final = 8
-"""Most links of an unknown exception's ``__cause__``/``__context__`` chain that are read."""
-
-
-def _chained(exc: BaseException) -> BaseException | None:
-    """The exception ``exc`` was raised from (``__cause__``), else during (``__context__``)."""
-    cause = exc.__cause__
-    if cause is None and not exc.__suppress_context__:
-        cause = exc.__context__
-    return cause
-
-
-def _through_chain(exc: BaseException, provider: str | None) -> HarnessError | None:
-    """The answer of the first exception in ``exc``'s chain that the library knows.
-
-    At most ``MAX_CHAIN`` links are read and a link seen before ends the walk, so a cyclic
-    or endless chain cannot hang ``normalize``. The answer is a copy: an error found in the
-    chain is never modified, and the copy's ``__cause__`` becomes ``exc``.
-    """
-    seen = {id(exc)}
-    link = _chained(exc)
-    for _ in range(MAX_CHAIN):
-        if link is None or id(link) in seen:
-            return None
-        seen.add(id(link))
-        found = _known(link, provider)
-        if found is not None:
-            return found._clone() if found is link else found
-        link = _chained(link)
-    return None
-
-
-_GROUP_TYPES: dict[type, bool] = {}
-
-
-def _group_type(cls: type) -> bool:
-    """Whether ``cls`` is an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    grouped = _GROUP_TYPES.get(cls)
-    if grouped is None:
-        grouped = _GROUP_TYPES[cls] = any(
-            k.__name__.endswith("ExceptionGroup") for k in cls.__mro__
-        )
-    return grouped
-
-
-def _group_members(exc: BaseException) -> list[BaseException] | None:
-    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    if not _group_type(type(exc)):
-        return None
-    members = getattr(exc, "exceptions", None)
-    if isinstance(members, (list, tuple)) and members:
-        return [m for m in members if isinstance(m, BaseException)] or None
-    return None
-
-
-MAX_GROUP_MEMBERS = 256
-"""Most members of an exception group, nested groups included, that are normalized."""
-
-_GENERIC: Final = frozenset({"upstream.unavailable", "harness.internal_error"})
-
-
-def _precedence(item: tuple[int, HarnessError]) -> tuple[bool, bool, int]:
-    index, err = item
-    return (err.retryable, err.code in _GENERIC, index)
-
-
-def _group(inner: list[BaseException], provider: str | None, budget: list[int]) -> HarnessError:
-    """The error of an exception group: its most telling member, the others as ``causes``.
-
-    Only what ``causes`` keeps is normalized: the first ``MAX_CAUSES`` members and the last.
-    ``budget`` counts members over nested groups, so a group that holds the same group many
-    times over stays cheap; once spent, only first members are read.
-
-    Precedence among the members read: a non-retryable member before a retryable one (so the
-    group is retryable only when every member is), then a specific code before the generic
-    ``upstream.unavailable`` and ``harness.internal_error``, then the group's order. The
-    other members follow in the group's order as ``causes``.
-    """
-    if budget[0] <= 0:
-        chosen = inner[:1]
-    else:
-        keep = min(len(inner), MAX_CAUSES + 1, max(budget[0], 2))
-        chosen = inner if keep == len(inner) else [*inner[: keep - 1], inner[-1]]
-    budget[0] -= len(chosen)
-    members = [_member(item, provider, budget) for item in chosen]
-    if len(members) == 1:
-        return members[0]
-    index, best = min(enumerate(members), key=_precedence)
-    top = best._clone()
-    top.causes = [*best.causes, *(m for i, m in enumerate(members) if i != index)]
-    return top
-
-
-def _member(exc: BaseException, provider: str | None, budget: list[int]) -> HarnessError:
-    """``normalize(exc)``, sharing ``budget`` with the group ``exc`` belongs to."""
-    inner = _group_members(exc)
-    if inner is None or isinstance(exc, HarnessError):
-        return normalize(exc, provider=provider)
-    err = _group(inner, provider, budget)
-    if err.__cause__ is None:
-        err.__cause__ = exc
-    return err
 
 
 _PROVIDERS: list[ModuleType] = []
@@ -226,7 +71,7 @@ def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
     names the adapter (so ``provider=`` cannot change which adapter reads it). Else ``None``,
     and ``_known`` takes every step. Decided once per class (see ``_readers.ROUTES``).
     """
-    if exception_reader(cls) is not None or _group_type(cls):
+    if exception_reader(cls) is not None or group_type(cls):
         return None
     name = _providers().provider_of_type(cls)
     return None if name is None else _providers().adapter(name).normalize
@@ -245,13 +90,13 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
         route = ROUTES[cls] = _route(cls)
     if route is not None:
         found = route(exc)  # type: ignore[operator]
-        return found if found is not None else _stdlib(exc)
+        return found if found is not None else stdlib(exc)
     err = _registered(exc)
     if err is not None:
         return err
-    inner = _group_members(exc)
+    inner = group_members(exc)
     if inner is not None:
-        return _group(inner, provider, [MAX_GROUP_MEMBERS])
+        return group(inner, provider, [MAX_GROUP_MEMBERS], _normalize_member)
     adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)
@@ -263,14 +108,14 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
         err = decode_error(exc)
         if err is not None:
             return err
-    return _stdlib(exc)
+    return stdlib(exc)
 
 
 def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
     err = _known(exc, provider)
     if err is None:
-        err = _through_chain(exc, provider)
-    return _internal(exc) if err is None else err
+        err = through_chain(exc, provider, _known)
+    return internal(exc) if err is None else err
 
 
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
@@ -307,11 +152,16 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
         err = HarnessInternalError(
             f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",
             retryable=False,
-            upstream={"exception": _qualname(exc), "message": safe_text(exc)},
+            upstream={"exception": qualname(exc), "message": safe_text(exc)},
         )
     if err is not exc and err.__cause__ is None:
         err.__cause__ = exc
     return err
+
+
+def _normalize_member(exc: BaseException, provider: str | None) -> HarnessError:
+    """``normalize`` of one member of an exception group."""
+    return normalize(exc, provider=provider)
 
 
 def _provider_name(provider: object) -> str | None:
@@ -338,34 +188,7 @@ def from_response(
     """
     provider = _provider_name(provider)
     try:
-        problem = _read_problem()(status, headers, body)
-        if problem is not None:
-            return problem
-        readers = response_readers(provider)
-        if readers:
-            problem = _registered_response(readers, status, headers, body)
-            if problem is not None:
-                return problem
-            if provider is not None:  # a registered reader's name, and it gave no answer
-                provider = None
-        adapter: Callable[[str], Adapter] = _providers().adapter
-        detect: Callable[[Any, dict[str, str]], str] = _providers().detect
-        code = integer(status)
-        if code is not None and 200 <= code <= 299:
-            found = stream_error(body_text(body))
-            if found is None:
-                where = provider or "http"
-                return class_for_code("upstream.invalid_response")(
-                    f"{where}: HTTP {code}: a success response, it reports no error",
-                    retryable=False,
-                    upstream={"provider": where, "status": code},
-                )
-            name = provider or detect(found, lower_headers(headers))
-            err = adapter(name).from_response(None, headers, found)
-            err.upstream = {**err.upstream, "status": code, "in_stream": True}
-            return err
-        name = provider or detect(parse_body(body), lower_headers(headers))
-        return adapter(name).from_response(status, headers, body)
+        return respond(status, headers, body, provider=provider)
     except Exception as bug:
         upstream: dict[str, Any] = {"provider": provider or "http"}
         if integer(status) is not None:
@@ -376,6 +199,52 @@ def from_response(
             retryable=False,
             upstream=upstream,
         )
+
+
+def respond(
+    status: Any, headers: Any, body: Any, *, provider: str | None = None, host: str | None = None
+) -> HarnessError:
+    """The one dispatcher of an HTTP response to its reader (``from_response`` guards it; the
+    plain HTTP adapter calls it for the error responses of httpx, requests and aiohttp).
+
+    In order: a harness error object (``application/problem+json``) as it is; the response
+    readers registered for ``provider`` (or for any provider); a 2xx: the error event inside
+    its body, else ``upstream.invalid_response``; else the adapter of ``provider``, or of the
+    body's shape. A body of no known shape is read as plain HTTP, reported as the provider
+    whose API lives at ``host`` when that is known. May raise: callers guard.
+    """
+    problem = _read_problem()(status, headers, body)
+    if problem is not None:
+        return problem
+    readers = response_readers(provider)
+    if readers:
+        problem = _registered_response(readers, status, headers, body)
+        if problem is not None:
+            return problem
+        if provider is not None:  # a registered reader's name, and it gave no answer
+            provider = None
+    providers = _providers()
+    code = integer(status)
+    if code is not None and 200 <= code <= 299:
+        found = stream_error(body_text(body))
+        if found is None:
+            where = provider or "http"
+            return class_for_code("upstream.invalid_response")(
+                f"{where}: HTTP {code}: a success response, it reports no error",
+                retryable=False,
+                upstream={"provider": where, "status": code},
+            )
+        name = provider or providers.detect(found, lower_headers(headers))
+        err: HarnessError = providers.adapter(name).from_response(None, headers, found)
+        err.upstream = {**err.upstream, "status": code, "in_stream": True}
+        return err
+    name = provider or providers.detect(parse_body(body), lower_headers(headers))
+    if name == "http" and host:
+        from .providers import http
+
+        return http.read(status, headers, body, provider=http.provider_for_host(host) or "http")
+    answer: HarnessError = providers.adapter(name).from_response(status, headers, body)
+    return answer
 
 
 def _registered_response(
@@ -393,31 +262,6 @@ def _registered_response(
             continue
         if err is not None:
             return err
-    return None
-
-
-def _result_provider(result: Any) -> str | None:
-    root = type(result).__module__.partition(".")[0]
-    if root in ("openai", "anthropic"):
-        return root
-    if type(result).__module__.startswith("google.genai"):
-        return "google"
-    if root == "cohere":
-        return "cohere"
-    if isinstance(result, dict) and (
-        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
-    ):
-        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
-    if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
-        return "google"
-    if field(result, "choices") is not None or field(result, "object") == "response":
-        return "openai"
-    if field(result, "stop_reason") is not None or field(result, "type") == "message":
-        return "anthropic"
-    reason = result.get("finish_reason") if isinstance(result, dict) else None
-    if isinstance(reason, str) and reason.isupper():
-        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
-        # choices, lower case)
     return None
 
 
@@ -440,7 +284,7 @@ def diagnose(
             found = not_an_answer(result, provider)
             found.result = result
             return found
-        name = provider or _result_provider(result)
+        name = provider or _providers().provider_of_result(result)
         if name is None or name == "http":
             return None
         reader: Adapter = _providers().adapter(name)

@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ._rules import Facts, Rule, build, class_entry, classify
-from ._signals import body_text, field, integer, parse_body, short
+from ._values import field, integer
+from ._wire import body_text, parse_body, short
 from .exceptions import HarnessError
 
 __all__ = [

@@ -60,7 +60,7 @@ def rule_pattern(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-# -- _signals: headers, durations, HTML pages ------------------------------------------------
+# -- _wire: headers, durations, HTML pages -----------------------------------------------------
 
 SECONDS: Final = _pattern(
     r"\s{0,32}(\d{1,15}(?:\.\d{1,9})?)\s{0,32}",

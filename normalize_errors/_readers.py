@@ -106,7 +106,8 @@ def unregister_reader(module: str) -> None:
 
 
 def register_response_reader(name: str, reader: ResponseReader) -> None:
-    """Offer every response ``from_response`` reads to ``reader`` first (see the module doc).
+    """Offer every response ``from_response`` reads to ``reader`` first (see the module doc),
+    and every error status an HTTP client raises (httpx, httpx2, requests, aiohttp).
 
     ``name`` is the ``provider=`` value that asks this reader alone; readers registered later
     are asked first.

@@ -6,7 +6,8 @@ program should take when the error can neither be retried nor fed back to the mo
 a short description of what the code means (section 5.3, in this project's words).
 
 The typed exception classes, the ``advice`` word, the HTTP binding and the README's codes
-table are all derived from this table.
+table are all derived from this table. ``status_code`` gives the code an HTTP status means
+when nothing more specific is known (its own small table, kept here beside the codes).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "TYPE_URIS",
     "CodeInfo",
     "code_info",
+    "status_code",
 ]
 
 if TYPE_CHECKING:
@@ -272,3 +274,47 @@ def code_info(code: str) -> CodeInfo:
     category = code.partition(".")[0]
     row = _CATEGORY_ROWS.get(category, _UNKNOWN_ROW)
     return row.with_code(code)
+
+
+_STATUS_CODES: Final = {
+    400: "upstream.invalid_request",
+    401: "upstream.authentication_failed",
+    402: "upstream.rate_limited",
+    403: "upstream.authentication_failed",
+    404: "upstream.invalid_request",
+    405: "upstream.invalid_request",
+    408: "upstream.unavailable",
+    409: "upstream.invalid_request",
+    413: "context.window_exceeded",
+    422: "upstream.invalid_request",
+    429: "upstream.rate_limited",
+    499: "harness.cancelled",
+    500: "upstream.unavailable",
+    501: "upstream.invalid_request",
+    502: "upstream.unavailable",
+    503: "upstream.unavailable",
+    504: "upstream.unavailable",
+    529: "upstream.overloaded",
+}
+"""What an HTTP status means when nothing more specific is known (see ``status_code``)."""
+
+_RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def status_code(status: int | None) -> tuple[str, bool]:
+    """The harness code and ``retryable`` an HTTP error status means on its own.
+
+    402 (payment required) is a quota that retrying cannot fix; 408, 409, 429 and 5xx are
+    retryable, as the vendor SDKs treat them; 413 means the input is too large. An error
+    reported with no status or inside a 2xx response (a stream's error event) is a server
+    error, ``upstream.unavailable``; any other status outside 400-599 is
+    ``upstream.invalid_response``.
+    """
+    if status is None or 200 <= status <= 299:
+        return "upstream.unavailable", True
+    if not 400 <= status <= 599:
+        return "upstream.invalid_response", True
+    code = _STATUS_CODES.get(status)
+    if code is None:
+        code = "upstream.unavailable" if status >= 500 else "upstream.invalid_request"
+    return code, status in _RETRYABLE_STATUS or (status >= 500 and status != 501)

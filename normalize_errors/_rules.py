@@ -3,7 +3,7 @@
 An adapter reads what the vendor said into ``Facts`` (status, headers, the vendor's own
 codes, message, request id, ...). Its mapping table is a tuple of ``Rule`` rows, tried in
 order; the first row whose conditions all hold gives the code and ``retryable``. When no
-row matches, the HTTP status decides (``_signals.status_code``). ``build`` then makes the
+row matches, the HTTP status decides (``_registry.status_code``). ``build`` then makes the
 error: ``retry_after`` from the headers or the message, a ``limit`` read from a
 context-window message, and ``upstream`` with the vendor's facts.
 
@@ -22,18 +22,9 @@ from . import _stated
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
-from ._registry import code_info
-from ._signals import (
-    MAX_MESSAGE,
-    field,
-    html_title,
-    lower_headers,
-    retry_after,
-    sequence,
-    short,
-    stainless_retry_count,
-    status_code,
-)
+from ._registry import code_info, status_code
+from ._values import field, sequence
+from ._wire import MAX_MESSAGE, html_title, lower_headers, retry_after, short, stainless_retry_count
 from .exceptions import HarnessError
 
 __all__ = [
@@ -80,6 +71,7 @@ class Facts:
         "extra",
         "id_headers",
         "in_stream",
+        "limit",
         "lowered",
         "more_ids",
         "provider",
@@ -133,6 +125,8 @@ class Facts:
         self.source = source
         self.wait = wait
         self.extra: Mapping[str, Any] = extra or {}
+        self.limit: Mapping[str, Any] | None = None
+        """The limit the message states, when the decision already read it (``build``)."""
 
     @property
     def message(self) -> str | None:
@@ -217,10 +211,10 @@ class Facts:
         attempts = self.attempts
         if attempts is None and self.source is not None:
             attempts = attempts_of(self.source)
-        limit: Mapping[str, Any] | None = None
-        if code == "context.window_exceeded":
+        limit = self.limit  # the message's, when the decision read it
+        if limit is None and code == "context.window_exceeded":
             limit = context_limit(self._message) or _stated.context_numbers(self.extra)
-        elif code == "upstream.rate_limited" and self.raw_headers is not None:
+        elif limit is None and code == "upstream.rate_limited" and self.raw_headers is not None:
             limit = _stated.rate_limit_headers(self.headers)
         return wait, attempts, limit
 
@@ -658,7 +652,9 @@ def build(
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
     if limit is None and code == "upstream.rate_limited":
-        limit, never = _stated.rate_limit_stated(facts.lowered)
+        # read now, since it decides ``retryable``; kept in the facts, so the error
+        # sanitizes it only when ``limit`` is first read
+        facts.limit, never = _stated.rate_limit_stated(facts.lowered)
         if never:
             retryable = False  # a quota of 0, or one request over the whole allowance
     if model_feedback is None and code in _stated.TOOL_CODES:

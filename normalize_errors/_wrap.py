@@ -42,6 +42,7 @@ from typing import Any, Final, TypeVar, cast, overload
 from . import _facade
 from ._dropin import dropin_class, make_dropin
 from .exceptions import HarnessError
+from .providers import provider_of_module
 
 __all__ = ["normalized", "typed_error", "wrap"]
 
@@ -186,21 +187,6 @@ def _max_attempts(client: Any) -> int | None:
     return None
 
 
-_SDK_ROOTS: Final = frozenset(
-    {
-        "openai",
-        "anthropic",
-        "groq",
-        "together",
-        "cerebras",
-        "fireworks",
-        "mistralai",
-        "cohere",
-        "botocore",
-    }
-)
-"""Top-level modules of the SDKs whose objects (resources, results, streams) ``wrap()`` wraps."""
-
 # What to do with a value coming out of the real client, decided once per type.
 _PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY = range(6)
 _KINDS: dict[tuple[type, bool], int] = {}
@@ -224,7 +210,7 @@ def _kind(value: Any, from_call: bool) -> int:
         return kind
     module = getattr(cls, "__module__", "") or ""
     root = module.partition(".")[0]
-    sdk = root in _SDK_ROOTS or module.startswith("google.genai")
+    sdk = provider_of_module(module) not in (None, "http")
     if isinstance(value, (_DATA, type)) or value is None:
         kind = _PLAIN
     elif inspect.isgenerator(value):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from normalize_errors._cli import registry_rows
-from normalize_errors._signals import status_code
+from normalize_errors._registry import status_code
 from normalize_errors.providers import NAMES, adapter
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -51,7 +51,7 @@ def examples(ci: int) -> int:
     property's own ``@settings`` never caps a long run."""
     from hypothesis import settings
 
-    profile: int = settings.default.max_examples
+    profile: int = settings().max_examples  # a fresh settings object takes the loaded profile's
     return ci if profile <= 300 else profile
 
 

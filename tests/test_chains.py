@@ -8,7 +8,7 @@ import sys
 import openai
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors._facade import MAX_CHAIN
+from normalize_errors._groups import MAX_CHAIN
 from normalize_errors.providers._calls import http_library
 
 from .support import raised, valid

@@ -169,6 +169,37 @@ def test_provider_names_a_response_reader_alone() -> None:
     assert from_response(503, {}, {"fault": "full"}).code == "upstream.overloaded"
 
 
+def test_a_response_reader_reads_the_error_responses_of_httpx_and_httpx2(lib: Any) -> None:
+    """An HTTP client's error status goes through the same dispatcher as ``from_response``:
+    a registered response reader answers it, and the exception, method and host join
+    ``upstream``; a body the reader declines is read as before."""
+    register_response_reader("mycorp", fault_reader)
+
+    def answer(body: bytes) -> BaseException:
+        def handler(request: Any) -> Any:
+            return lib.Response(503, content=body, request=request)
+
+        with lib.Client(transport=lib.MockTransport(handler)) as client:
+            try:
+                client.post("https://gw.mycorp.example/v1/chat").raise_for_status()
+            except lib.HTTPStatusError as exc:
+                found: BaseException = exc
+                return found
+        raise AssertionError("no error status")
+
+    err = normalize(answer(b'{"fault": "queue full"}'))
+    assert (err.code, err.detail, err.upstream["provider"]) == (
+        "upstream.overloaded",
+        "queue full",
+        "mycorp",
+    )
+    assert err.upstream["host"] == "gw.mycorp.example"
+    assert err.upstream["method"] == "POST"
+    assert err.upstream["exception"].endswith("HTTPStatusError")
+    plain = normalize(answer(b"Service Unavailable"))
+    assert (plain.code, plain.upstream["provider"]) == ("upstream.unavailable", "http")
+
+
 def test_a_response_reader_that_raises_is_skipped() -> None:
     def broken(status: Any, headers: Any, body: Any) -> HarnessError | None:
         raise KeyError("bug")

@@ -8,7 +8,7 @@ import pytest
 
 import normalize_errors
 from normalize_errors import CATEGORIES, CODES, class_for_code
-from normalize_errors._registry import code_info
+from normalize_errors._registry import code_info, status_code
 
 # Table 2 of draft-ouchi-agent-harness-errors (section 5.2): code | title | origin | R | M
 TABLE_2 = """
@@ -151,3 +151,32 @@ def test_registry_rows_are_read_only_values() -> None:
     assert row != "upstream.rate_limited"
     assert repr(row).startswith("CodeInfo(code='upstream.rate_limited', title='Upstream Rate")
     assert "http_status=429" in repr(row)
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "retryable"),
+    [
+        (400, "upstream.invalid_request", False),
+        (401, "upstream.authentication_failed", False),
+        (402, "upstream.rate_limited", False),
+        (403, "upstream.authentication_failed", False),
+        (404, "upstream.invalid_request", False),
+        (408, "upstream.unavailable", True),
+        (409, "upstream.invalid_request", True),
+        (413, "context.window_exceeded", False),
+        (418, "upstream.invalid_request", False),
+        (429, "upstream.rate_limited", True),
+        (500, "upstream.unavailable", True),
+        (501, "upstream.invalid_request", False),
+        (502, "upstream.unavailable", True),
+        (520, "upstream.unavailable", True),
+        (529, "upstream.overloaded", True),
+        (200, "upstream.unavailable", True),
+        (None, "upstream.unavailable", True),
+        (302, "upstream.invalid_response", True),
+        (999, "upstream.invalid_response", True),
+    ],
+)
+def test_status_code(status: int | None, code: str, retryable: bool) -> None:
+    """What a status means when nothing more specific is known."""
+    assert status_code(status) == (code, retryable)

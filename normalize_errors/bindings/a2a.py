@@ -44,7 +44,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
-from .._signals import lower_headers, retry_after
+from .._wire import lower_headers, retry_after
 from ..exceptions import HarnessError, class_for_code
 from .jsonrpc import adopt, find_problem, from_jsonrpc
 

@@ -21,7 +21,7 @@ import math
 from typing import Any, Final
 
 from .._registry import TYPE_URIS, code_info
-from .._signals import lower_headers, parse_body, retry_after
+from .._wire import lower_headers, parse_body, retry_after
 from ..exceptions import HarnessError, ProblemFormatError
 
 __all__ = ["PROBLEM_JSON", "PUBLIC_MEMBERS", "public_problem", "read_problem", "to_http"]

@@ -27,8 +27,9 @@ from __future__ import annotations
 import math
 from typing import Any, Final, NamedTuple
 
-from .._signals import lower_headers, parse_body, retry_after, short, status_code
+from .._registry import status_code
 from .._types import Advice
+from .._wire import lower_headers, parse_body, retry_after, short
 from ..exceptions import HarnessError, class_for_code
 
 __all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error", "read_response"]

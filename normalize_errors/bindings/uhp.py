@@ -30,8 +30,8 @@ import json
 import math
 from typing import Any, Final, NamedTuple
 
-from .._registry import TYPE_URIS, code_info
-from .._signals import lower_headers, parse_body, retry_after, short, status_code
+from .._registry import TYPE_URIS, code_info, status_code
+from .._wire import lower_headers, parse_body, retry_after, short
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 from .http import public_problem
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from .._values import field
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ __all__ = [
     "available",
     "detect",
     "provider_of",
+    "provider_of_module",
     "provider_of_object",
+    "provider_of_result",
     "provider_of_traceback",
     "provider_of_type",
 ]
@@ -135,11 +138,13 @@ def detect(body: Any, headers: dict[str, str]) -> str:
 
 
 def _root(cls: type) -> str | None:
-    return _module_provider(getattr(cls, "__module__", None))
+    return provider_of_module(getattr(cls, "__module__", None))
 
 
-def _module_provider(module: object) -> str | None:
-    """The adapter for code of ``module`` (a dotted module name), or ``None``."""
+def provider_of_module(module: object) -> str | None:
+    """The adapter for code of ``module`` (a dotted module name), or ``None``: ``"http"``
+    for the HTTP libraries, a vendor's name for its SDK's modules (``wrap()`` proxies the
+    objects of these and no others)."""
     if not isinstance(module, str):
         return None
     root = module.partition(".")[0]
@@ -178,6 +183,29 @@ def provider_of_object(obj: object) -> str | None:
     return None
 
 
+def provider_of_result(result: Any) -> str | None:
+    """The vendor whose stop reasons ``result`` (an SDK result, or its JSON) carries, or
+    ``None``: its SDK's class first, else the shape of the result."""
+    name = provider_of_object(result)
+    if name is not None:
+        return name
+    if isinstance(result, dict) and (
+        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
+    ):
+        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
+    if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
+        return "google"
+    if field(result, "choices") is not None or field(result, "object") == "response":
+        return "openai"
+    if field(result, "stop_reason") is not None or field(result, "type") == "message":
+        return "anthropic"
+    reason = result.get("finish_reason") if isinstance(result, dict) else None
+    if isinstance(reason, str) and reason.isupper():
+        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
+        # choices, lower case)
+    return None
+
+
 def adapter_for_exception(exc: BaseException, provider: str | None) -> Adapter | None:
     """The adapter to read ``exc``: the one its module names, else ``provider``'s.
 
@@ -206,5 +234,5 @@ def provider_of_traceback(exc: BaseException) -> str | None:
         tb = tb.tb_next
     if tb is None:
         return None
-    name = _module_provider(tb.tb_frame.f_globals.get("__name__"))
+    name = provider_of_module(tb.tb_frame.f_globals.get("__name__"))
     return None if name == "http" else name

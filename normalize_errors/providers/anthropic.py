@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from .._path import SDK as _SDK
 from .._path import facts_of, read_exception
+from .._registry import status_code
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -47,13 +48,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    field,
-    integer,
-    short,
-    status_code,
-    text_of,
-)
+from .._values import field, integer, text_of
+from .._wire import short
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -79,6 +75,7 @@ _BILLING_IDS: Final = (
 )
 
 TABLE: Final[tuple[Rule, ...]] = (
+    # 1. the vendor's own specific type or code decides (a status-scoped wording first)
     rule(
         "upstream.rate_limited",
         'status 429 saying "Too many tokens, please wait before trying again" (Bedrock\'s '
@@ -88,26 +85,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         words=("please wait before trying again",),
     ),
     rule(
-        "context.window_exceeded",
-        'the message says the input is over the context window ("prompt is too long: N '
-        'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
-        retryable=False,
-        words=CONTEXT_WORDS,
-    ),
-    rule(
-        "context.window_exceeded",
-        "status 413 or type `request_too_large`: the request is over the size limit "
-        "(Cloudflare answers it, without the `type: error` envelope); shrink the input",
-        retryable=False,
-        status=[413],
-    ),
-    rule(
-        "context.window_exceeded",
-        "type `request_too_large` without a status, as in a stream",
-        retryable=False,
-        ids=["request_too_large"],
-    ),
-    rule(
         "upstream.rate_limited",
         "a billing or spend-limit code: type `billing_error`, or `error.details.error_code` "
         "`enforced_spend_limit_reached`, `contract_spend_limit_reached`, "
@@ -115,7 +92,46 @@ TABLE: Final[tuple[Rule, ...]] = (
         retryable=False,
         ids=_BILLING_IDS,
     ),
-    rule("upstream.rate_limited", "status 402 (payment required)", retryable=False, status=[402]),
+    rule(
+        "upstream.authentication_failed",
+        "`error_code` `organization_on_hold` (disabled for trust and safety reasons)",
+        retryable=False,
+        ids=["organization_on_hold"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "type `authentication_error` or `permission_error`",
+        retryable=False,
+        ids=["authentication_error", "permission_error"],
+    ),
+    rule(
+        "upstream.overloaded",
+        "type `overloaded_error` (also mid-stream, where the status is 200) or `error_code` "
+        "`compaction_unavailable`",
+        retryable=True,
+        ids=["overloaded_error", "compaction_unavailable"],
+    ),
+    rule(
+        "upstream.rate_limited",
+        "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "
+        "fast usage grows that the SDK says to wait out)",
+        retryable=True,
+        ids=["rate_limit_error"],
+    ),
+    rule(
+        "context.window_exceeded",
+        "type `request_too_large` without a status, as in a stream",
+        retryable=False,
+        ids=["request_too_large"],
+    ),
+    # 2. the message's words, for what a generic type leaves open
+    rule(
+        "context.window_exceeded",
+        'the message says the input is over the context window ("prompt is too long: N '
+        'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
+        retryable=False,
+        words=CONTEXT_WORDS,
+    ),
     rule(
         "upstream.rate_limited",
         'the message says the credits or a spend limit ran out ("Your credit balance is too '
@@ -132,41 +148,25 @@ TABLE: Final[tuple[Rule, ...]] = (
         words=("organization has been disabled",),
     ),
     rule(
-        "upstream.authentication_failed",
-        "`error_code` `organization_on_hold` (disabled for trust and safety reasons)",
-        retryable=False,
-        ids=["organization_on_hold"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "type `authentication_error` or `permission_error`",
-        retryable=False,
-        ids=["authentication_error", "permission_error"],
-    ),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule(
-        "upstream.overloaded",
-        "type `overloaded_error` (also mid-stream, where the status is 200) or `error_code` "
-        "`compaction_unavailable`",
-        retryable=True,
-        ids=["overloaded_error", "compaction_unavailable"],
-    ),
-    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
-    rule(
         "upstream.overloaded",
         "the message says it is overloaded, whatever the type (a 500 `api_error` whose "
         "message is 'Overloaded')",
         retryable=True,
         words=("overloaded",),
     ),
+    # 3. the HTTP status
     rule(
-        "upstream.rate_limited",
-        "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "
-        "fast usage grows that the SDK says to wait out)",
-        retryable=True,
-        ids=["rate_limit_error"],
+        "context.window_exceeded",
+        "status 413 or type `request_too_large`: the request is over the size limit "
+        "(Cloudflare answers it, without the `type: error` envelope); shrink the input",
+        retryable=False,
+        status=[413],
     ),
+    rule("upstream.rate_limited", "status 402 (payment required)", retryable=False, status=[402]),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
+    # 4. the generic types
     rule(
         "upstream.unavailable",
         "type `api_error` (500) or `timeout_error` (504)",
@@ -180,7 +180,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         ids=["invalid_request_error", "not_found_error"],
     ),
 )
-"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+"""The mapping, first matching row wins; otherwise the HTTP status decides.
+
+In four tiers: the vendor's own specific type or code (it says what happened), then the
+message's words (for what a generic type leaves open), then the HTTP status, then the
+generic types (``invalid_request_error``, ``api_error``, ...). A specific type is found by
+dictionary, so its message is never scanned.
+"""
 
 CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
     "APIStatusError": None,
@@ -298,9 +304,10 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
     """What only the anthropic SDK's exceptions say: ids as attributes, a token endpoint."""
     if name == "AnthropicError":
         return False  # the SDK's base class, raised for the client's own misuse
-    request_id = text_of(field(exc, "request_id"))
-    if request_id:  # the SDK's copy of the header comes first, then the body's
-        facts.request_id = request_id
+    if facts.raw_headers is None:  # else the `request-id` header is read on first use
+        request_id = text_of(field(exc, "request_id"))
+        if request_id:  # the SDK's copy of the header comes first, then the body's
+            facts.request_id = request_id
     if facts.vendor_type is None:
         facts.vendor_type = text_of(field(exc, "type"))
     if facts.vendor_code is None:

@@ -47,16 +47,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    body_text,
-    field,
-    integer,
-    lower_headers,
-    parse_body,
-    sequence,
-    short,
-    text_of,
-)
+from .._values import field, integer, sequence, text_of
+from .._wire import body_text, lower_headers, parse_body, short
 from ..exceptions import HarnessError
 
 __all__ = [

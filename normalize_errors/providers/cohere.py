@@ -38,13 +38,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    field,
-    integer,
-    sequence,
-    short,
-    text_of,
-)
+from .._values import field, integer, sequence, text_of
+from .._wire import short
 from ..exceptions import HarnessError
 
 __all__ = [

@@ -79,16 +79,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    body_text,
-    field,
-    integer,
-    parse_body,
-    parse_duration,
-    sequence,
-    short,
-    text_of,
-)
+from .._values import field, integer, sequence, text_of
+from .._wire import body_text, parse_body, parse_duration, short
 from ..exceptions import HarnessError
 
 __all__ = [

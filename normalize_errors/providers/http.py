@@ -47,17 +47,8 @@ from .._patterns import (
     HTTP_TIMEOUT,
 )
 from .._rules import Facts, Rule, add_upstream, build, classify, rule
-from .._signals import (
-    MAX_MESSAGE,
-    body_text,
-    field,
-    html_title,
-    integer,
-    lower_headers,
-    parse_body,
-    short,
-    text_of,
-)
+from .._values import field, integer, text_of
+from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -423,25 +414,19 @@ def _response_error(
     method: str | None,
     host: str | None,
 ) -> HarnessError:
-    """An error status: the adapter of the body's shape reads it, else this one."""
-    from ..bindings.http import read_problem
-    from . import adapter, detect
+    """An error status: read by the one dispatcher (``_facade.respond``), as a response given
+    to ``from_response`` is; the exception, method and host join ``upstream`` (a harness
+    error object the response carried is returned as it came)."""
+    from .._facade import respond
 
-    body = _body_of(response)
+    err = respond(status, headers, _body_of(response), host=host)
+    if err.untrusted:
+        return err
     more: dict[str, Any] = {"exception": _qualname(exc)}
     if method:
         more["method"] = method
     if host:
         more["host"] = host
-    parsed = parse_body(body)
-    problem = read_problem(status, headers, parsed) if isinstance(parsed, dict) else None
-    if problem is not None:
-        return problem
-    low = lower_headers(headers)
-    name = detect(parsed, low)
-    if name == NAME:
-        return read(status, low, body, provider=provider_for_host(host) or NAME, extra=more)
-    err = adapter(name).from_response(status, low, body)
     add_upstream(err, more)
     return err
 

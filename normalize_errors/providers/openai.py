@@ -48,14 +48,9 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._signals import (
-    field,
-    integer,
-    sequence,
-    short,
-    text_of,
-)
 from .._stated import finish_failure
+from .._values import field, integer, sequence, text_of
+from .._wire import short
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -116,6 +111,7 @@ _RATE_IDS: Final = (
     "too_many_requests",
     "rate_limit_error",
     "throttling_error",
+    "429",  # OpenRouter's error.code is the HTTP status, also inside a 200 stream
 )
 _REQUEST_IDS: Final = (
     "model_not_found",
@@ -149,6 +145,8 @@ _SERVER_IDS: Final = (
 )
 
 TABLE: Final[tuple[Rule, ...]] = (
+    # 1. the vendor's own specific code decides (one wording first: a request over the
+    #    per-minute limit comes with `rate_limit_exceeded` but waiting cannot help)
     rule(
         "context.window_exceeded",
         "code `context_length_exceeded` (or `string_above_max_length`, llama.cpp's "
@@ -156,6 +154,47 @@ TABLE: Final[tuple[Rule, ...]] = (
         retryable=False,
         ids=("context_length_exceeded", "string_above_max_length", "exceed_context_size_error"),
     ),
+    rule(
+        "context.window_exceeded",
+        "'Request too large … per min': one request is larger than the per-minute token "
+        "limit, so waiting cannot help; shrink it",
+        retryable=False,
+        words=("request too large for",),
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
+        retryable=False,
+        ids=_QUOTA_IDS,
+    ),
+    rule(
+        "policy.content_filtered",
+        "a content filter or safety system blocked it: `content_filter` (Azure "
+        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
+        retryable=False,
+        ids=_FILTER_IDS,
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "a key, organization or region code: `invalid_api_key`, "
+        "`unsupported_country_region_territory`, …",
+        retryable=False,
+        ids=_AUTH_IDS,
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a rate-limit code (`rate_limit_exceeded`, OpenRouter's `429`, …), also without a status, "
+        "as in a stream",
+        retryable=True,
+        ids=_RATE_IDS,
+    ),
+    rule(
+        "tool.timeout",
+        "Responses API `vector_store_timeout` (the file search tool timed out)",
+        retryable=True,
+        ids=["vector_store_timeout"],
+    ),
+    # 2. the message's words, for servers whose code says nothing specific
     rule(
         "context.window_exceeded",
         "the message says the input is over the context window (OpenAI, vLLM, DeepSeek, "
@@ -171,20 +210,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         words=CONTEXT_COUNT_WORDS,
         message=CONTEXT_COUNT,
     ),
-    rule(
-        "context.window_exceeded",
-        "'Request too large … per min': one request is larger than the per-minute token "
-        "limit, so waiting cannot help; shrink it",
-        retryable=False,
-        words=("request too large for",),
-    ),
-    rule(
-        "upstream.rate_limited",
-        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
-        retryable=False,
-        ids=_QUOTA_IDS,
-    ),
-    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
     rule(
         "upstream.rate_limited",
         "the message says the quota, balance or credits ran out, or the account is suspended "
@@ -203,21 +228,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         ),
     ),
     rule(
-        "policy.content_filtered",
-        "a content filter or safety system blocked it: `content_filter` (Azure "
-        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
-        retryable=False,
-        ids=_FILTER_IDS,
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "a key, organization or region code: `invalid_api_key`, "
-        "`unsupported_country_region_territory`, …",
-        retryable=False,
-        ids=_AUTH_IDS,
-    ),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule(
         "upstream.authentication_failed",
         "no API key was given",
         retryable=False,
@@ -235,24 +245,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         "the message says the model or server is overloaded",
         retryable=True,
         words=("overloaded",),
-    ),
-    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
-    rule("upstream.rate_limited", "status 429", status=[429]),
-    rule(
-        "upstream.authentication_failed",
-        "a 400 whose message says the key is wrong (xAI answers 'Incorrect API key provided' "
-        "with a 400, not a 401)",
-        retryable=False,
-        status=[400],
-        words=(
-            "incorrect api key",
-            "invalid api key",
-            "api key invalid",
-            "api key is invalid",
-            "api key not valid",
-            "api key is not valid",
-            "invalid x-api-key",
-        ),
     ),
     rule(
         "output.unknown_tool",
@@ -280,6 +272,22 @@ TABLE: Final[tuple[Rule, ...]] = (
         ids=["tool_use_failed"],
     ),
     rule(
+        "upstream.authentication_failed",
+        "a 400 whose message says the key is wrong (xAI answers 'Incorrect API key provided' "
+        "with a 400, not a 401)",
+        retryable=False,
+        status=[400],
+        words=(
+            "incorrect api key",
+            "invalid api key",
+            "api key invalid",
+            "api key is invalid",
+            "api key not valid",
+            "api key is not valid",
+            "invalid x-api-key",
+        ),
+    ),
+    rule(
         "upstream.unavailable",
         "a 500 from a local server that needs more memory than the machine has (Ollama 'model "
         "requires more system memory (7.3 GiB) than is available'): waiting will not free it",
@@ -293,18 +301,12 @@ TABLE: Final[tuple[Rule, ...]] = (
             "not enough memory",
         ),
     ),
-    rule(
-        "upstream.rate_limited",
-        "a rate-limit code (`rate_limit_exceeded`, …) without a status, as in a stream",
-        retryable=True,
-        ids=_RATE_IDS,
-    ),
-    rule(
-        "tool.timeout",
-        "Responses API `vector_store_timeout` (the file search tool timed out)",
-        retryable=True,
-        ids=["vector_store_timeout"],
-    ),
+    # 3. the HTTP status
+    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule("upstream.rate_limited", "status 429", status=[429]),
+    # 4. the generic codes and types (`invalid_request_error`, `server_error`, ...)
     rule(
         "upstream.invalid_request",
         "an invalid-request code: `model_not_found`, `DeploymentNotFound`, "
@@ -318,7 +320,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         ids=_SERVER_IDS,
     ),
 )
-"""The mapping, first matching row wins; otherwise the HTTP status decides."""
+"""The mapping, first matching row wins; otherwise the HTTP status decides.
+
+In four tiers: the vendor's own specific code (it says what happened), then the message's
+words (for the many servers whose code says nothing specific), then the HTTP status, then
+the generic codes and types. A specific code is found by dictionary, so its message is
+scanned for one wording at most.
+"""
 
 CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
     "APIStatusError": None,
@@ -419,6 +427,10 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
             number = first.get("code")
             if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
                 facts["vendor_code"] = text_of(number) or str(number)
+    if "message" not in facts and integer(error.get("status")) is not None:
+        text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
+        if isinstance(text, str):
+            facts["message"] = text
     facts["ids"] = ids
 
 
@@ -505,6 +517,10 @@ def _usage(result: Any) -> dict[str, Any]:
 def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     for index, choice in enumerate(sequence(field(result, "choices"))):
         finish = text_of(field(choice, "finish_reason"))
+        if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
+            native = text_of(field(choice, "native_finish_reason"))
+            if native and finish_failure(native):
+                finish = native
         message = field(choice, "message") or {}
         content = field(message, "content")
         if content is None:
@@ -640,6 +656,18 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
         "failed mid-generation); any other unlisted reason is not a failure",
         "upstream.unavailable",
         _completion({"finish_reason": "error", "message": {"content": "The fifty"}}),
+    ),
+    StopRow(
+        "chat `finish_reason: error` with OpenRouter's `native_finish_reason` (the upstream's own "
+        "reason, e.g. Gemini's `MALFORMED_FUNCTION_CALL`): the native reason is read as above",
+        "output.invalid_tool_arguments",
+        _completion(
+            {
+                "finish_reason": "error",
+                "native_finish_reason": "MALFORMED_FUNCTION_CALL",
+                "message": {"content": ""},
+            }
+        ),
     ),
     StopRow(
         "chat `finish_reason: stop` with no content, tool call or refusal",
@@ -922,6 +950,9 @@ def _folded(index: Any, state: dict[str, Any]) -> dict[str, Any]:
     return {
         "index": index,
         "finish_reason": text_of(state["finish_reason"]),
+        "native_finish_reason": text_of(_get(state["choice"], "native_finish_reason"))
+        if state["finish_reason"] == "error"
+        else None,
         "content_filter_results": field(state["choice"], "content_filter_results")
         if state["finish_reason"] == "content_filter"
         else None,

@@ -12,7 +12,7 @@ import sys
 import textwrap
 from typing import Any
 
-from normalize_errors._facade import MAX_GROUP_MEMBERS
+from normalize_errors._groups import MAX_GROUP_MEMBERS
 from normalize_errors._problem import MAX_TOTAL_CAUSES
 
 SCRIPT = r"""

@@ -24,7 +24,7 @@ import pytest
 from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors._rules import class_entry
-from normalize_errors._signals import parse_body
+from normalize_errors._wire import parse_body
 from normalize_errors.providers import adapter
 from normalize_errors.providers import anthropic as adapter_module
 from normalize_errors.replay import compare, load
@@ -287,6 +287,16 @@ STATUS_CASES: dict[str, tuple[int, Any, dict[str, str], str, bool, dict[str, Any
         "upstream.rate_limited",
         True,
         {"advice": "retry"},
+    ),
+    # constructed: a proxy in front (nginx's stock page) refuses the body before Anthropic
+    # sees it, so there is no `request_too_large` type; the status alone decides
+    "proxy_413_without_type": (
+        413,
+        "<html><head><title>413 Request Entity Too Large</title></head><body></body></html>",
+        {"content-type": "text/html"},
+        "context.window_exceeded",
+        False,
+        {"detail": "anthropic: HTTP 413: 413 Request Entity Too Large"},
     ),
     "billing_402": (
         402,

@@ -855,11 +855,14 @@ def test_a_botocore_error_about_the_callers_own_input_is_not_upstream() -> None:
     assert err.code == "harness.internal_error"
 
 
-class ProxyDown(botocore_exceptions.EndpointConnectionError):
-    """A caller's subclass of a botocore error whose message cannot be made."""
+def _no_message(self: Any) -> str:
+    raise RuntimeError("no message")
 
-    def __str__(self) -> str:
-        raise RuntimeError("no message")
+
+# a caller's subclass of a botocore error whose message cannot be made
+ProxyDown: Any = type(
+    "ProxyDown", (botocore_exceptions.EndpointConnectionError,), {"__str__": _no_message}
+)
 
 
 def test_a_botocore_error_whose_message_fails_is_still_typed() -> None:
@@ -900,9 +903,9 @@ def test_a_stream_error_keeps_the_models_original_status_and_message() -> None:
 
 
 def test_converse_results_that_are_output_or_not_tools_at_all() -> None:
-    """An image block is output (no output.empty), reasoning alone is not; tools given as something that is no list
-    of tools check nothing; an InvokeModel body in Anthropic's shape goes to that reader and
-    one with neither shape means nothing."""
+    """An image block is output (no output.empty), reasoning alone is not; tools given as
+    something that is no list of tools check nothing; an InvokeModel body in Anthropic's
+    shape goes to that reader and one with neither shape means nothing."""
     image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
     assert diagnose(converse_result("end_turn", [image]), provider="bedrock") is None
     thought = {"reasoningContent": {"reasoningText": {"text": "The user wants a number."}}}
@@ -910,7 +913,8 @@ def test_converse_results_that_are_output_or_not_tools_at_all() -> None:
     assert empty is not None
     assert empty.code == "output.empty"  # reasoning alone is no answer
     use = {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris"}}}
-    assert diagnose(converse_result("tool_use", [use]), provider="bedrock", tools=42) is None
+    not_tools: Any = 42
+    assert diagnose(converse_result("tool_use", [use]), provider="bedrock", tools=not_tools) is None
     anthropic_body = {
         "id": "msg_1",
         "type": "message",
@@ -930,7 +934,7 @@ def test_stream_events_the_reader_passes_over() -> None:
     a reasoning delta; a guardrail trace in the metadata is kept; a stream cut before
     ``messageStop`` means nothing; nor do undecodable chunks or chunks of no known shape."""
     reasoning = {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "Hmm"}}}
-    trace = {"guardrail": {"outputAssessments": {"g1": [{"contentPolicy": {}}]}}}
+    trace: dict[str, Any] = {"guardrail": {"outputAssessments": {"g1": [{"contentPolicy": {}}]}}}
     events: list[Any] = [
         "keep-alive",
         {"messageStart": {"role": "assistant"}},

@@ -87,24 +87,6 @@ def quota_message() -> HarnessError:
     return from_response(None, {}, event, provider="openai")
 
 
-def required_tool_call_missing() -> HarnessError:
-    """Groq refusing an answer without the tool call ``tool_choice: required`` demanded.
-
-    No public page shows this body in full; the wording is Groq's validation message in the
-    shape of its other ``tool_use_failed`` 400s (the ``openai/groq_*`` cassettes). A focused
-    case, not a recording.
-    """
-    body = {
-        "error": {
-            "message": "Tool choice is required, but model did not call a tool",
-            "type": "invalid_request_error",
-            "code": "tool_use_failed",
-            "failed_generation": "The weather in Paris is sunny.",
-        }
-    }
-    return from_response(400, {}, body, provider="openai")
-
-
 def vector_store_timeout() -> HarnessError:
     """A failed Responses result whose ``error.code`` is ``vector_store_timeout``.
 
@@ -145,32 +127,20 @@ def counted_context_message() -> HarnessError:
     return normalize(exc)
 
 
-def required_tool_never_called() -> HarnessError:
-    """Groq's 400 when ``tool_choice`` is ``required`` and the model answered in text.
-
-    Constructed: the body is Groq's ``tool_use_failed`` shape as users pasted it for the
-    opposite case ("Tool choice is none, but model called a tool", BerriAI/litellm#21242),
-    with the wording the row names; no recording of this one was found.
-    """
-    body = {
-        "error": {
-            "message": "Tool choice is required, but model did not call a tool",
-            "type": "invalid_request_error",
-            "code": "tool_use_failed",
-            "failed_generation": "I can answer that without a tool.",
-        }
-    }
-    return from_response(400, {"content-type": "application/json"}, body, provider="openai")
+def payment_required() -> HarnessError:
+    """A 402 whose message names no quota or credits (constructed: the bare reason phrase);
+    the status alone says the account must be paid for before waiting can help."""
+    body = {"error": {"message": "Payment Required", "code": 402}}
+    return from_response(402, {"content-type": "application/json"}, body, provider="openai")
 
 
 TABLE_CASES = [
     status_529,
     quota_message,
-    required_tool_call_missing,
     vector_store_timeout,
     missing_key,
     counted_context_message,
-    required_tool_never_called,
+    payment_required,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -182,11 +152,10 @@ SDK_MODULES = ("openai", "openai._exceptions")
     [
         (status_529, "upstream.overloaded", True, "retry"),
         (quota_message, "upstream.rate_limited", False, "human"),
-        (required_tool_call_missing, "output.malformed", False, "feedback"),
         (vector_store_timeout, "tool.timeout", True, "retry"),
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
-        (required_tool_never_called, "output.malformed", False, "feedback"),
+        (payment_required, "upstream.rate_limited", False, "human"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
@@ -217,6 +186,57 @@ def test_parse_raises_length_finish_reason_error_read_from_its_completion() -> N
     err = valid(normalize(exc))
     assert (err.code, err.upstream["stop_reason"]) == ("output.truncated", "length")
     assert err.upstream["exception"].endswith("LengthFinishReasonError")
+
+
+def _openrouter_error(native: str | None) -> dict[str, Any]:
+    """OpenRouter's failed choice, as in ``openrouter_stream_malformed_function_call_200``."""
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "error", "message": {"content": ""}}
+    if native is not None:
+        choice["native_finish_reason"] = native
+    return {"object": "chat.completion", "choices": [choice]}
+
+
+@pytest.mark.parametrize(
+    ("native", "code", "reason"),
+    [
+        ("MALFORMED_FUNCTION_CALL", "output.invalid_tool_arguments", "MALFORMED_FUNCTION_CALL"),
+        ("SAFETY", "policy.content_filtered", "SAFETY"),
+        ("MAX_TOKENS", "output.truncated", "MAX_TOKENS"),
+        ("network_error", "upstream.unavailable", "network_error"),
+        (None, "upstream.unavailable", "error"),
+        ("STOP", "upstream.unavailable", "error"),  # naming no failure: OpenRouter's "error" stands
+    ],
+)
+def test_openrouter_error_finish_gives_way_to_a_native_reason_naming_a_failure(
+    native: str | None, code: str, reason: str
+) -> None:
+    """``finish_reason: error`` is read through ``native_finish_reason`` when that names one."""
+    err = diagnose(_openrouter_error(native), provider="openai")
+    assert err is not None
+    assert (valid(err).code, err.upstream["stop_reason"]) == (code, reason)
+
+
+def test_openrouter_numeric_429_in_a_stream_event_is_a_rate_limit() -> None:
+    """OpenRouter's error ``code`` is the HTTP status: 429 inside a 200 stream is a rate limit."""
+    event = {"error": {"message": "Rate limit exceeded: free-models-per-day", "code": 429}}
+    err = valid(from_response(None, {}, event, provider="openai"))
+    assert (err.code, err.retryable) == ("upstream.rate_limited", True)
+    event = {"error": {"message": "Provider returned error", "code": 502}}
+    other = valid(from_response(None, {}, event, provider="openai"))
+    assert other.code != "upstream.rate_limited"
+
+
+def test_a_problem_document_gives_its_detail_else_its_title() -> None:
+    """NVIDIA NIM answers with RFC 9457 documents: ``detail`` (else ``title``) is the message."""
+    detail = "Function 'f': Not found for account 'a'"
+    body = {"status": 404, "title": "Not Found", "detail": detail}
+    assert valid(from_response(404, {}, body, provider="openai")).upstream["message"] == detail
+    problem = {"status": 429, "title": "Too Many Requests"}
+    titled = valid(from_response(429, {}, problem, provider="openai"))
+    assert (titled.code, titled.upstream["message"]) == ("upstream.rate_limited", problem["title"])
+    google = {"error": {"code": 429, "message": "Quota exceeded.", "status": "RESOURCE_EXHAUSTED"}}
+    found = valid(from_response(429, {}, google, provider="openai"))
+    assert found.upstream["message"] == "Quota exceeded."  # a string status is no problem document
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)

@@ -1,12 +1,10 @@
-"""Rules shared by every provider: headers, retry hints, bodies, statuses.
+"""The HTTP wire, read without raising: headers, retry hints, durations, bodies, pages.
 
-Adapters translate what a vendor said into facts; the decisions that do not depend on the
-vendor live here, once: header lower-casing, ``Retry-After`` (delta-seconds or HTTP-date),
-``retry-after-ms``, duration strings (``7s``, ``1.5s``, ``6m0s``, ``120ms``), reading a body
-of any shape, an HTML page's title, and the code an HTTP status means when nothing more
-specific is known.
-
-Nothing here raises: malformed input gives ``None`` or a neutral value.
+What every reader of a response needs, once: header lower-casing (bounded), ``Retry-After``
+(delta-seconds or HTTP-date), ``retry-after-ms``, the SDKs' ``x-stainless-retry-count``,
+duration strings (``7s``, ``1.5s``, ``6m0s``, ``120ms``), a body of any shape as text and as
+JSON, an HTML page's title, a stream body's first error event, and cutting text to a
+bound. Malformed input gives ``None`` or a neutral value.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from ._patterns import (
     SECONDS,
 )
 from ._redact import cut
+from ._values import integer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,18 +32,14 @@ __all__ = [
     "MAX_JSON",
     "MAX_MESSAGE",
     "body_text",
-    "field",
     "html_title",
-    "integer",
     "lower_headers",
     "parse_body",
     "parse_duration",
     "retry_after",
-    "sequence",
     "short",
-    "status_code",
+    "stainless_retry_count",
     "stream_error",
-    "text_of",
 ]
 
 MAX_JSON: Final = 1 << 20
@@ -243,95 +238,6 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else cut(text, limit)
 
 
-_STATUS_CODES: Final = {
-    400: "upstream.invalid_request",
-    401: "upstream.authentication_failed",
-    402: "upstream.rate_limited",
-    403: "upstream.authentication_failed",
-    404: "upstream.invalid_request",
-    405: "upstream.invalid_request",
-    408: "upstream.unavailable",
-    409: "upstream.invalid_request",
-    413: "context.window_exceeded",
-    422: "upstream.invalid_request",
-    429: "upstream.rate_limited",
-    499: "harness.cancelled",
-    500: "upstream.unavailable",
-    501: "upstream.invalid_request",
-    502: "upstream.unavailable",
-    503: "upstream.unavailable",
-    504: "upstream.unavailable",
-    529: "upstream.overloaded",
-}
-"""What an HTTP status means when nothing more specific is known (see ``status_code``)."""
-
-_RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-
-
-def status_code(status: int | None) -> tuple[str, bool]:
-    """The harness code and ``retryable`` an HTTP error status means on its own.
-
-    402 (payment required) is a quota that retrying cannot fix; 408, 409, 429 and 5xx are
-    retryable, as the vendor SDKs treat them; 413 means the input is too large. An error
-    reported with no status or inside a 2xx response (a stream's error event) is a server
-    error, ``upstream.unavailable``; any other status outside 400-599 is
-    ``upstream.invalid_response``.
-    """
-    if status is None or 200 <= status <= 299:
-        return "upstream.unavailable", True
-    if not 400 <= status <= 599:
-        return "upstream.invalid_response", True
-    code = _STATUS_CODES.get(status)
-    if code is None:
-        code = "upstream.unavailable" if status >= 500 else "upstream.invalid_request"
-    return code, status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
-
-
-def field(obj: Any, *names: str) -> Any:
-    """The first of ``names`` that ``obj`` has, as a key or an attribute; ``None`` if none.
-
-    Reads SDK result objects and their plain-JSON twins alike (pass both spellings, such
-    as ``"finish_reason", "finishReason"``). Never raises.
-    """
-    for name in names:
-        try:
-            value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-        except Exception:
-            value = None
-        if value is not None:
-            return value
-    return None
-
-
-def text_of(value: Any) -> str | None:
-    """``value`` if it is a non-empty string, its ``.value`` for enums, else ``None``."""
-    if isinstance(value, str):
-        return value or None
-    if value is None or isinstance(value, (int, float, dict, list)):
-        return None
-    try:
-        inner = getattr(value, "value", None)
-    except Exception:  # a hostile object
-        return None
-    if isinstance(inner, str):
-        return inner or None
-    return None
-
-
-def integer(value: Any) -> int | None:
-    """``value`` as an int if it is one (or a string of ASCII digits), else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and len(value) < 10:
-        digits = value.strip()
-        # isdigit() alone also accepts "²", which int() refuses.
-        if digits.isascii() and digits.isdigit():
-            return int(digits)
-    return None
-
-
 def stream_error(text: str) -> dict[str, Any] | None:
     """The first error event in a stream body (SSE ``data:`` lines or NDJSON), or ``None``.
 
@@ -355,9 +261,3 @@ def stream_error(text: str) -> dict[str, Any] | None:
         if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
             return event
     return None
-
-
-def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
-    """``value`` if it is a list or a tuple, else an empty tuple: vendor data said to be a list
-    is iterated only when it is one."""
-    return value if isinstance(value, (list, tuple)) else ()

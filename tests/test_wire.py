@@ -1,10 +1,11 @@
-"""Shared rules: headers, retry hints, durations, bodies, statuses."""
+"""The wire readers (`_wire`): headers, retry hints, durations, bodies, HTML titles."""
 
 from __future__ import annotations
 
 import pytest
 
-from normalize_errors._signals import (
+from normalize_errors._values import text_of
+from normalize_errors._wire import (
     MAX_JSON,
     body_text,
     html_title,
@@ -13,9 +14,7 @@ from normalize_errors._signals import (
     parse_duration,
     retry_after,
     stainless_retry_count,
-    status_code,
     stream_error,
-    text_of,
 )
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -97,35 +96,6 @@ def test_html_title() -> None:
     )
     assert html_title("plain text") is None
     assert html_title("<html><body>no title</body></html>") == ""
-
-
-@pytest.mark.parametrize(
-    ("status", "code", "retryable"),
-    [
-        (400, "upstream.invalid_request", False),
-        (401, "upstream.authentication_failed", False),
-        (402, "upstream.rate_limited", False),
-        (403, "upstream.authentication_failed", False),
-        (404, "upstream.invalid_request", False),
-        (408, "upstream.unavailable", True),
-        (409, "upstream.invalid_request", True),
-        (413, "context.window_exceeded", False),
-        (418, "upstream.invalid_request", False),
-        (429, "upstream.rate_limited", True),
-        (500, "upstream.unavailable", True),
-        (501, "upstream.invalid_request", False),
-        (502, "upstream.unavailable", True),
-        (520, "upstream.unavailable", True),
-        (529, "upstream.overloaded", True),
-        (200, "upstream.unavailable", True),
-        (None, "upstream.unavailable", True),
-        (302, "upstream.invalid_response", True),
-        (999, "upstream.invalid_response", True),
-    ],
-)
-def test_status_code(status: int | None, code: str, retryable: bool) -> None:
-    """What a status means when nothing more specific is known."""
-    assert status_code(status) == (code, retryable)
 
 
 def test_headers_past_the_first_256_are_not_read() -> None:

@@ -1,0 +1,65 @@
+"""Reading vendor objects without raising: a member by any of its spellings, a string, an
+integer, a list.
+
+SDK objects, their plain-JSON twins and hostile objects alike: a member that is missing,
+of the wrong type or whose read raises gives ``None`` (or an empty tuple for a list).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["field", "integer", "sequence", "text_of"]
+
+
+def field(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has, as a key or an attribute; ``None`` if none.
+
+    Reads SDK result objects and their plain-JSON twins alike (pass both spellings, such
+    as ``"finish_reason", "finishReason"``). Never raises.
+    """
+    for name in names:
+        try:
+            value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        except Exception:
+            value = None
+        if value is not None:
+            return value
+    return None
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, its ``.value`` for enums, else ``None``."""
+    if isinstance(value, str):
+        return value or None
+    if value is None or isinstance(value, (int, float, dict, list)):
+        return None
+    try:
+        inner = getattr(value, "value", None)
+    except Exception:  # a hostile object
+        return None
+    if isinstance(inner, str):
+        return inner or None
+    return None
+
+
+def integer(value: Any) -> int | None:
+    """``value`` as an int if it is one (or a string of ASCII digits), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and len(value) < 10:
+        digits = value.strip()
+        # isdigit() alone also accepts "²", which int() refuses.
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
+    return None
+
+
+def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
+    """``value`` if it is a list or a tuple, else an empty tuple: vendor data said to be a list
+    is iterated only when it is one."""
+    return value if isinstance(value, (list, tuple)) else ()
