@@ -39,9 +39,10 @@ __all__ = [
     "read_exception",
 ]
 
-BodyReader = Callable[[Any, dict[str, Any]], None]
-"""Fills a dict from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
-``ids`` (more vendor codes), ``request_id``, ``extra`` (members kept in ``upstream``)."""
+BodyReader = Callable[[Any, Facts], None]
+"""Fills the facts from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
+``more_ids`` (more vendor codes), ``request_id`` and ``extra`` (members kept in ``upstream``;
+assign a new mapping, the one there may be shared)."""
 
 _CONNECTION_CODES: Mapping[str, str] = {
     "APITimeoutError": "timeout",
@@ -110,29 +111,25 @@ def facts_of(
         text, parsed = body_text(body), parse_body(body)
     else:
         text, parsed = "", body
-    found: dict[str, Any] = {}
-    sdk.read_body(parsed, found)
-    if parsed is None and text and not found.get("message") and len(text) < 2048:
-        plain = text.strip()
-        if plain and not plain.startswith("<"):
-            found["message"] = short(plain, 2048)
-    return Facts(
+    facts = Facts(
         sdk.name,
         status=status,
         headers=headers,
         body=parsed,
         text=text,
-        message=found.get("message"),
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        ids=found.get("ids", ()),
-        request_id=request_id or found.get("request_id"),
         id_headers=sdk.id_headers,
         exception=exception,
         in_stream=in_stream,
         source=source,
-        extra=found.get("extra"),
     )
+    sdk.read_body(parsed, facts)
+    if parsed is None and text and not facts.message and len(text) < 2048:
+        plain = text.strip()
+        if plain and not plain.startswith("<"):
+            facts.message = short(plain, 2048)
+    if request_id:
+        facts.request_id = request_id
+    return facts
 
 
 def read_exception(

@@ -62,6 +62,7 @@ class Facts:
         "_headers",
         "_ids",
         "_message",
+        "_more_ids",
         "_request_id",
         "_vendor_code",
         "_vendor_type",
@@ -73,7 +74,6 @@ class Facts:
         "in_stream",
         "limit",
         "lowered",
-        "more_ids",
         "provider",
         "raw_headers",
         "source",
@@ -114,7 +114,7 @@ class Facts:
         self.message = message
         self._vendor_code = vendor_code
         self._vendor_type = vendor_type
-        self.more_ids = ids
+        self._more_ids = ids
         self._ids: frozenset[str] | None = None
         self._request_id = request_id
         self.id_headers = id_headers
@@ -159,11 +159,21 @@ class Facts:
         self._ids = None
 
     @property
+    def more_ids(self) -> Iterable[Any]:
+        """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
+        return self._more_ids
+
+    @more_ids.setter
+    def more_ids(self, value: Iterable[Any]) -> None:
+        self._more_ids = value
+        self._ids = None
+
+    @property
     def ids(self) -> frozenset[str]:
         """Every code, type and reason the vendor gave, in lower case (rules match these)."""
         found = self._ids
         if found is None:
-            names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
+            names = {str(i).lower() for i in self._more_ids if i is not None and i != ""}
             for value in (self._vendor_code, self._vendor_type):
                 if value:
                     names.add(value.lower())

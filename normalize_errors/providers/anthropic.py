@@ -214,36 +214,36 @@ is not an upstream failure and is left to the caller's ``harness.internal_error`
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _read(body: Any, found: dict[str, Any]) -> None:
-    """Fill ``found`` from an Anthropic-shaped error body (a dict, or anything else)."""
+def _read(body: Any, facts: Facts) -> None:
+    """Fill ``facts`` from an Anthropic-shaped error body (a dict, or anything else)."""
     if not isinstance(body, dict):
         return
     error = body.get("error")
     if isinstance(error, str):
-        found["message"] = error
+        facts.message = error
         error = None
     if not isinstance(error, dict):
         message = body.get("message")
         if isinstance(message, str):
-            found["message"] = message
+            facts.message = message
         return
     message = error.get("message")
     if isinstance(message, str):
-        found["message"] = message
+        facts.message = message
     elif isinstance(message, (dict, list)):
-        found["message"] = short(json.dumps(message, default=str))
+        facts.message = short(json.dumps(message, default=str))
     error_type = text_of(error.get("type"))
     if error_type:
-        found["vendor_type"] = error_type
+        facts.vendor_type = error_type
     details = error.get("details")
     if isinstance(details, dict) and details:
         code = text_of(details.get("error_code"))
         if code:
-            found["vendor_code"] = code
-        found.setdefault("extra", {})["details"] = details
+            facts.vendor_code = code
+        facts.extra = {**facts.extra, "details": details}
     request_id = body.get("request_id")
     if isinstance(request_id, str) and request_id:
-        found["request_id"] = request_id
+        facts.request_id = request_id
 
 
 _ERROR_TYPES: Final = frozenset(

@@ -117,16 +117,16 @@ reaches ``ApiError``; a test checks that every exception class the SDK exports i
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def read_body(body: Any, found: dict[str, Any]) -> None:
+def read_body(body: Any, facts: Facts) -> None:
     """The body reader: ``{"message": ...}`` or ``{"id": ..., "message": ...}``."""
     if not isinstance(body, dict):
         return
     message = body.get("message")
     if isinstance(message, str):
-        found["message"] = message
+        facts.message = message
     body_id = body.get("id")
     if isinstance(body_id, str) and body_id:
-        found["extra"] = {"id": body_id}
+        facts.extra = {**facts.extra, "id": body_id}
 
 
 SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)

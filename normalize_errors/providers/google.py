@@ -412,28 +412,31 @@ def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | 
     return reason
 
 
-def _read(error: Any, found: dict[str, Any]) -> None:
-    """Fill ``found`` from a Google-shaped error object (a dict, a string or anything)."""
+def _read(error: Any, facts: Facts) -> int | None:
+    """Fill ``facts`` from a Google-shaped error object (a dict, a string or anything);
+    return the HTTP status the body itself states (its numeric ``code``), if any."""
     if isinstance(error, str):
-        found["message"] = error
-        return
+        facts.message = error
+        return None
     if not isinstance(error, dict):
-        return
+        return None
     message = error.get("message")
     if isinstance(message, str):
-        found["message"] = message
+        facts.message = message
     ids: list[Any] = []
     extra: dict[str, Any] = {}
+    body_code: int | None = None
     status = text_of(error.get("status"))
     if status and _CANONICAL.fullmatch(status):
-        found["vendor_code"] = status
+        facts.vendor_code = status
     code = error.get("code")
     if isinstance(code, str) and code and integer(code) is None:
         # The Interactions API reportedly sends a string code ("invalid_request").
         ids.append(code)
-        found.setdefault("vendor_code", code)
+        if facts.vendor_code is None:
+            facts.vendor_code = code
     elif integer(code) is not None:
-        found["body_code"] = integer(code)
+        body_code = integer(code)
     reason = _read_details(error.get("details"), ids, extra)
     for item in sequence(error.get("errors")):
         # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
@@ -441,9 +444,12 @@ def _read(error: Any, found: dict[str, Any]) -> None:
             ids.append(item["reason"])
             reason = reason or item["reason"]
     if reason:
-        found["vendor_type"] = reason
-    found["ids"] = ids
-    found["extra"] = extra
+        facts.vendor_type = reason
+    if ids:
+        facts.more_ids = ids
+    if extra:
+        facts.extra = {**facts.extra, **extra}
+    return body_code
 
 
 def _looks_html(text: str) -> bool:
@@ -463,33 +469,27 @@ def _facts(
     exception: str | None = None,
     in_stream: bool = False,
 ) -> Facts:
-    found: dict[str, Any] = {}
-    _read(_inner(body), found)
-    extra: dict[str, Any] = found.get("extra", {})
-    message = found.get("message")
-    if isinstance(message, str) and _looks_html(message):
-        # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
-        text, message = message, None
-    if body is None and text and message is None and not _looks_html(text):
-        message = short(text.strip(), 2048) if len(text) < 2048 else None
-    if status is None:
-        status = found.get("body_code")
-    return Facts(
+    facts = Facts(
         NAME,
-        status=status,
         headers=headers,
         body=body,
-        text=text,
-        message=message,
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        ids=found.get("ids", ()),
         id_headers=("x-request-id", "x-goog-request-id"),
         exception=exception,
         in_stream=in_stream,
-        wait=parse_duration(extra.get("retry_delay")) if "retry_delay" in extra else None,
-        extra=extra,
     )
+    body_code = _read(_inner(body), facts)
+    message = facts.message
+    if isinstance(message, str) and _looks_html(message):
+        # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
+        text, facts.message = message, None
+    if body is None and text and facts.message is None and not _looks_html(text):
+        facts.message = short(text.strip(), 2048) if len(text) < 2048 else None
+    facts.text = text
+    facts.status = body_code if status is None else status
+    delay = facts.extra.get("retry_delay")
+    if delay is not None:
+        facts.wait = parse_duration(delay)
+    return facts
 
 
 def _decide(facts: Facts) -> HarnessError:
@@ -607,20 +607,11 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
 
 def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
     """A Live API session closed with a WebSocket close code and a reason."""
-    message = reason if isinstance(reason, str) and reason else None
-    found: dict[str, Any] = {}
+    facts = Facts(NAME, message=reason if isinstance(reason, str) and reason else None)
     if isinstance(reason, dict):
-        _read(_inner(reason), found)
-        message = found.get("message")
-    facts = Facts(
-        NAME,
-        message=message,
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        ids=found.get("ids", ()),
-        exception=qualname,
-        extra={**found.get("extra", {}), "close_code": code},
-    )
+        _read(_inner(reason), facts)
+    facts.exception = qualname
+    facts.extra = {**facts.extra, "close_code": code}
     for row in TABLE:
         if row.matches(facts):
             return _decide(facts)

@@ -379,33 +379,33 @@ def _inner(body: Any) -> Any:
     return body
 
 
-def _read(error: Any, facts: dict[str, Any]) -> None:
+def _read(error: Any, facts: Facts) -> None:
     """Fill ``facts`` from an OpenAI-shaped error object (a dict, a string or anything)."""
     if isinstance(error, str):
-        facts.setdefault("message", error)
+        if facts.message is None:
+            facts.message = error
         return
     if not isinstance(error, dict):
         return
     message = error.get("message")
     if isinstance(message, str):
-        facts["message"] = message
+        facts.message = message
     elif isinstance(message, (dict, list)):
-        facts["message"] = short(json.dumps(message))
+        facts.message = short(json.dumps(message))
     code = error.get("code")
     code_text = text_of(code) or (str(code) if integer(code) is not None else None)
-    ids = list(facts.get("ids", ()))
     if code_text:
-        facts["vendor_code"] = code_text
+        facts.vendor_code = code_text
     error_type = text_of(error.get("type"))
     if error_type:
-        facts["vendor_type"] = error_type
-    extra: dict[str, Any] = facts.setdefault("extra", {})
+        facts.vendor_type = error_type
+    extra: dict[str, Any] = {}
     param = error.get("param")
     if isinstance(param, str):
         extra["param"] = param
     inner = error.get("innererror")
     if isinstance(inner, dict):
-        ids.append(text_of(inner.get("code")))
+        facts.more_ids = [*facts.more_ids, text_of(inner.get("code"))]
         extra["innererror"] = inner
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
@@ -417,26 +417,27 @@ def _read(error: Any, facts: dict[str, Any]) -> None:
         number = error.get(name)
         if type(number) is int:
             extra[name] = number
+    if extra:
+        facts.extra = {**facts.extra, **extra}
     listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
-    if "message" not in facts and isinstance(listed, list) and listed:
+    if facts.message is None and isinstance(listed, list) and listed:
         first = listed[0]
         if isinstance(first, dict):
             text = first.get("message")
             if isinstance(text, str):
-                facts["message"] = text
+                facts.message = text
             number = first.get("code")
-            if "vendor_code" not in facts and (text_of(number) or integer(number) is not None):
-                facts["vendor_code"] = text_of(number) or str(number)
-    if "message" not in facts and integer(error.get("status")) is not None:
+            if facts.vendor_code is None and (text_of(number) or integer(number) is not None):
+                facts.vendor_code = text_of(number) or str(number)
+    if facts.message is None and integer(error.get("status")) is not None:
         text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
         if isinstance(text, str):
-            facts["message"] = text
-    facts["ids"] = ids
+            facts.message = text
 
 
-def read_body(body: Any, found: dict[str, Any]) -> None:
+def read_body(body: Any, facts: Facts) -> None:
     """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
-    _read(_inner(body), found)
+    _read(_inner(body), facts)
 
 
 SDK: Final = _SDK(
@@ -838,17 +839,8 @@ def _from_error_object(error: Any, **context: Any) -> HarnessError:
     """
     if not isinstance(error, dict):
         error = {name: field(error, name) for name in ("code", "message", "type", "param")}
-    found: dict[str, Any] = {}
-    _read(error, found)
-    facts = Facts(
-        NAME,
-        message=found.get("message"),
-        vendor_code=found.get("vendor_code"),
-        vendor_type=found.get("vendor_type"),
-        ids=found.get("ids", ()),
-        extra=found.get("extra"),
-        **context,
-    )
+    facts = Facts(NAME, **context)
+    _read(error, facts)
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 
