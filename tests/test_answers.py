@@ -145,3 +145,16 @@ def test_json_that_is_no_result_is_read_by_its_members() -> None:
     assert checked.value.code == "upstream.invalid_response"
     assert "maintenance" in str(checked.value.detail)
     assert check({"id": "x"}, provider="http") == {"id": "x"}  # plain HTTP JSON passes
+
+
+def test_normalized_on_an_async_sdk_method_raises_it_too() -> None:
+    """``@normalized`` on the async client's method: the page it returns is no answer."""
+    sdk = client("upstream connect error", "text/plain", asynchronous=True)
+
+    async def call() -> None:
+        await normalized(sdk.chat.completions.create)(model="m", messages=MESSAGES)
+
+    with pytest.raises(HarnessError) as caught:
+        asyncio.run(call())
+    assert caught.value.problem.code == "upstream.invalid_response"
+    assert caught.value.result == "upstream connect error"

@@ -228,14 +228,30 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
 
 
 def cli(*argv: str, stdin: str) -> subprocess.CompletedProcess[str]:
-    """The installed command line, as a user runs it (``python -m normalize_errors``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "normalize_errors", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """The command line as a user runs it (``python -m normalize_errors``), in this process:
+    ``__main__.py`` runs as ``__main__`` with ``stdin`` as standard input, and its exit status,
+    standard output and standard error come back as a finished process's would.
+    (``test_classify_reads_raw_http_and_json`` runs a real child process.)"""
+    import contextlib
+
+    import normalize_errors
+
+    path = Path(normalize_errors.__file__).with_name("__main__.py")
+    code_object = compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv, sys.stdin
+    sys.argv = ["normalize-errors", *argv]
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            exec(code_object, {"__name__": "__main__", "__package__": "normalize_errors"})
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    else:
+        code = 0
+    finally:
+        sys.argv, sys.stdin = saved
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.parametrize(
@@ -331,3 +347,27 @@ def test_replay_skips_a_cassette_whose_sdk_is_not_installed(
         replay.missing_sdk(replay.load(replay.shipped() / "openai" / "insufficient_quota_429.yaml"))
         is None
     )
+
+
+def test_classify_reads_every_form_in_process() -> None:
+    """A response object whose body is JSON, header lines with no status line, and JSON
+    nested past what Python parses (refused with its reason, exit status 2)."""
+    wrapped = {
+        "status": 429,
+        "headers": {"Retry-After": "7"},
+        "body": {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+    }
+    done = cli("classify", stdin=json.dumps(wrapped))
+    assert done.returncode == 0
+    assert (json.loads(done.stdout)["code"], json.loads(done.stdout)["retry_after"]) == (
+        "upstream.rate_limited",
+        7,
+    )
+    headers = "retry-after: 9\ncontent-type: text/plain\n\nupstream connect error"
+    done = cli("classify", stdin=headers)
+    assert done.returncode == 0
+    assert "header" in done.stderr
+    assert json.loads(done.stdout)["retry_after"] == 9
+    deep = cli("classify", stdin="[" * 100_000)
+    assert (deep.returncode, deep.stdout) == (2, "")
+    assert "JSON nested too deeply" in deep.stderr

@@ -393,3 +393,32 @@ def test_a_drop_in_under_construction_has_no_problem_yet() -> None:
     bare = cls.__new__(cls)
     with pytest.raises(AttributeError, match="problem"):
         _ = bare.problem
+
+
+class Unprintable(Exception):
+    """A vendor class whose ``__str__`` fails (it formats a member that is not there)."""
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}: {self.reason}"  # type: ignore[attr-defined]
+
+
+def test_a_drop_in_prints_even_when_the_vendors_str_fails() -> None:
+    """``str()`` of the drop-in falls back to the harness text; it never raises."""
+    err = typed_error(Unprintable("gateway said no"))
+    assert is_instance(err, Unprintable)
+    assert str(err) == str(err.problem)
+
+
+def test_a_drop_in_equals_harness_errors_only() -> None:
+    err = typed_error(GatewayError("slow"))
+    assert err == err.problem
+    assert err != GatewayError("slow")
+    assert err != "slow"
+
+
+def test_deleting_a_harness_member_of_a_drop_in_deletes_it_on_the_plain_error() -> None:
+    err = typed_error(GatewayError("slow"))
+    err.chunks = ["a"]
+    assert err.problem.chunks == ["a"]
+    del err.chunks
+    assert "chunks" not in vars(err.problem)

@@ -285,3 +285,70 @@ def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
         assert seen[0][0] is not None
         assert seen[0][1] is not None
         assert seen[0][2] == 429
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("attempts", 7),
+        ("limit", {"name": "tokens per minute", "value": 30000, "unit": "tokens"}),
+        ("upstream", {"provider": "in-house gateway"}),
+    ],
+)
+def test_a_member_set_first_on_a_fresh_error_keeps_the_value_set(name: str, value: object) -> None:
+    """Set before anything else is read, a member keeps the value set; the others are
+    still read from the adapter's facts."""
+    from normalize_errors import normalize
+
+    err = normalize(_replayed("openai", "rate_limit_tpm_429"))
+    setattr(err, name, value)
+    assert getattr(err, name) == value
+    assert err.code == "upstream.rate_limited"
+    assert err.retry_after is not None
+    assert err.retry_after > 0
+
+
+def test_an_error_is_never_equal_to_what_is_no_harness_error() -> None:
+    err = UpstreamRateLimitedError("slow down")
+    assert err != "slow down"
+    assert err != RuntimeError("slow down")
+    assert err == UpstreamRateLimitedError("slow down")
+
+
+def test_a_format_error_pickles_with_its_pointer() -> None:
+    """ProblemFormatError crosses process boundaries (a worker validating payloads)."""
+    from normalize_errors import ProblemFormatError
+
+    with pytest.raises(ProblemFormatError) as info:
+        HarnessError.from_dict({"code": "output.empty", "causes": [{"code": 1}]})
+    clone = pickle.loads(pickle.dumps(info.value))
+    assert (clone.pointer, clone.reason, str(clone)) == (
+        info.value.pointer,
+        info.value.reason,
+        str(info.value),
+    )
+
+
+class NeedsCode(Exception):
+    """A user's exception class whose ``__new__`` requires its argument."""
+
+    def __new__(cls, code: int) -> NeedsCode:
+        made = super().__new__(cls, code)
+        made.code = code  # type: ignore[attr-defined]
+        return made
+
+
+def test_a_cause_that_cannot_be_rebuilt_comes_back_as_a_stand_in() -> None:
+    """The cause's class imports but cannot be made without its arguments: the pickled
+    error's cause is a ``CauseStandIn`` naming the class, with its args and attributes."""
+    from normalize_errors import normalize
+    from normalize_errors.exceptions import CauseStandIn
+
+    err = normalize(NeedsCode(7))
+    clone = pickle.loads(pickle.dumps(err))
+    cause = clone.__cause__
+    assert isinstance(cause, CauseStandIn)
+    assert cause.original_class == f"{__name__}.NeedsCode"
+    assert cause.args == (7,)
+    assert cause.code == 7  # type: ignore[attr-defined]
+    assert clone.to_dict() == err.to_dict()

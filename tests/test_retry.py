@@ -369,3 +369,36 @@ def test_retrying_overloaded_anthropic_then_success() -> None:
     )
     assert isinstance(err, UpstreamOverloadedError)
     assert (err.attempts, err.max_attempts, served.requests) == (1, 1, 1)
+
+
+def test_repair_raises_a_harness_error_it_cannot_repair_as_it_is() -> None:
+    """A harness error raised inside (already typed, not the model's to fix) comes out as the
+    same object."""
+    spent = UpstreamRateLimitedError("quota spent", retryable=False)
+
+    def call(feedback: str | None) -> str:
+        raise spent
+
+    assert raised(lambda: repair(call)) is spent
+
+
+def test_repair_of_tool_failures_ends_in_retries_exhausted_too() -> None:
+    """A tool failure the model can work around (it has feedback) is handed back; when it
+    keeps failing, the loop ends in output.retries_exhausted with the failures as causes."""
+    from normalize_errors import ToolExecutionFailedError
+
+    seen: list[str | None] = []
+
+    def call(feedback: str | None) -> str:
+        seen.append(feedback)
+        raise ToolExecutionFailedError(
+            "get_weather failed: city not found",
+            model_feedback="The tool get_weather failed: city not found. Try another city.",
+        )
+
+    err = valid(raised(lambda: repair(call, attempts=2)))
+    assert isinstance(err, OutputRetriesExhaustedError)
+    assert seen[1] is not None
+    assert "get_weather" in seen[1]
+    assert (err.attempts, err.max_attempts) == (2, 2)
+    assert err.causes[0].code == "tool.execution_failed"

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from normalize_errors._values import text_of
 from normalize_errors._wire import (
+    MAX_JSON,
+    body_text,
     html_title,
     lower_headers,
     parse_body,
     parse_duration,
     retry_after,
+    stainless_retry_count,
+    stream_error,
 )
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -91,3 +96,60 @@ def test_html_title() -> None:
     )
     assert html_title("plain text") is None
     assert html_title("<html><body>no title</body></html>") == ""
+
+
+def test_headers_past_the_first_256_are_not_read() -> None:
+    pairs = [(f"x-h{i}", str(i)) for i in range(300)]
+    assert len(lower_headers(pairs)) == 256
+    assert "x-h299" not in lower_headers(pairs)
+
+
+class Exploding:
+    """An object whose every attribute read raises (what a hostile caller may pass)."""
+
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(name)
+
+    def get(self, name: str) -> object:
+        raise RuntimeError(name)
+
+
+def test_the_sdks_retry_count_from_a_mapping_or_nothing() -> None:
+    """The SDKs' x-stainless-retry-count read from plain headers; a broken mapping gives None."""
+    assert stainless_retry_count({"x-stainless-retry-count": "2"}) == 2
+    assert stainless_retry_count(None) is None
+
+    class Broken(dict[str, str]):
+        def get(self, *args: object) -> str:
+            raise RuntimeError("broken mapping")
+
+    assert stainless_retry_count(Broken()) is None
+
+
+def test_bodies_too_big_or_unprintable() -> None:
+    """A body over the JSON limit is not parsed; one JSON cannot print names its type."""
+    assert parse_body(b"[" + b" " * (MAX_JSON * 4) + b"]") is None
+    circular: dict[str, object] = {}
+    circular["self"] = circular
+    assert body_text(circular) == "<dict>"
+
+
+def test_text_of_enum_like_values() -> None:
+    """An enum-like object gives its string ``value``; a hostile one gives None."""
+
+    class Reason:
+        value = "SAFETY"
+
+    assert text_of(Reason()) == "SAFETY"
+    assert text_of(Exploding()) is None
+
+
+def test_stream_error_passes_over_what_is_no_error_event() -> None:
+    """Lines that mention "error" without being an error event, a line cut mid-JSON, and
+    lines past the first 10,000 are passed over."""
+    text = 'data: {"text": "no error here"}\ndata: {"error": {"message": "Overlo\n'
+    assert stream_error(text) is None
+    found = stream_error(text + 'data: {"error": {"message": "Overloaded"}}\n')
+    assert found == {"error": {"message": "Overloaded"}}
+    late = "\n" * 10_050 + 'data: {"error": {"message": "Overloaded"}}\n'
+    assert stream_error(late) is None

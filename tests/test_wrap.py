@@ -24,6 +24,8 @@ from normalize_errors import (
     OutputTruncatedError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
+    UpstreamUnavailableError,
+    _wrap,
     normalized,
     wrap,
 )
@@ -253,6 +255,8 @@ def test_check_can_be_turned_off_or_narrowed() -> None:
     assert off.chat.completions.create(model="m", messages=MESSAGES).choices[0].finish_reason == (
         "length"
     )
+    streamed = off.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    assert [c.choices[0].finish_reason for c in streamed] == [None, "length"]
     narrow = wrap(openai_client(truncated), check={"policy.content_filtered"})
     assert narrow.chat.completions.create(model="m", messages=MESSAGES) is not None
     with pytest.raises(OutputTruncatedError):
@@ -368,6 +372,9 @@ class Box:
     def __init__(self) -> None:
         self.items = [1, [2]]
 
+    def size(self) -> int:
+        return len(self.items)
+
 
 def test_the_proxy_is_the_client_for_attributes_dir_repr_and_copies() -> None:
     """Setting and deleting attributes reach the client; dir and repr are the client's; a
@@ -377,6 +384,7 @@ def test_the_proxy_is_the_client_for_attributes_dir_repr_and_copies() -> None:
     plain = openai_client(rate_limited, max_retries=0)
     client = wrap(plain)
     assert repr(client) == repr(plain)
+    assert client._client is plain._client  # private members are the client's own, unwrapped
     assert dir(client) == dir(plain)
     client.custom_tag = "billing"
     assert plain.custom_tag == "billing"
@@ -387,6 +395,10 @@ def test_the_proxy_is_the_client_for_attributes_dir_repr_and_copies() -> None:
     with pytest.raises(UpstreamRateLimitedError) as caught:
         clone.chat.completions.create(model="m", messages=MESSAGES)
     assert is_instance(caught.value, openai.RateLimitError)
+    completions = copy.copy(client.chat.completions)  # a copy of a resource: wrapped too
+    with pytest.raises(UpstreamRateLimitedError) as again:
+        completions.create(model="m", messages=MESSAGES)
+    assert again.value.max_attempts == 1  # still the client's max_retries=0
     box = wrap(Box())
     deep = copy.deepcopy(box)
     assert isinstance(deep, Box)
@@ -436,3 +448,238 @@ def test_a_wrapped_callable_raises_typed_errors_and_checks_its_result() -> None:
     assert caught.value.code == "upstream.unavailable"
     assert isinstance(caught.value.__cause__, TimeoutError)
     assert wrapped("ok") is answer
+
+
+def async_openai_client(body: Callable[[Any], tuple[int, bytes, str]]) -> Any:
+    """A real AsyncOpenAI client whose transport answers in memory."""
+    httpx = http_library("openai")
+
+    def handler(request: Any) -> Any:
+        status, content, media = body(request)
+        return httpx.Response(status, content=content, headers={"content-type": media})
+
+    return openai.AsyncOpenAI(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
+
+
+def test_a_stream_helper_that_fails_on_entry_raises_typed_errors() -> None:
+    """``with client.chat.completions.stream(...)`` makes the request on entry: a 429 there
+    is the typed drop-in, sync and async; an async helper that enters gives a wrapped stream."""
+    client = wrap(openai_client(rate_limited, max_retries=0))
+    with (
+        pytest.raises(UpstreamRateLimitedError) as info,
+        client.chat.completions.stream(model="m", messages=MESSAGES),
+    ):
+        pass
+    assert is_instance(info.value, openai.RateLimitError)
+
+    async def enter(body: Callable[[Any], tuple[int, bytes, str]]) -> list[str]:
+        events: list[str] = []
+        helper = wrap(async_openai_client(body)).chat.completions.stream
+        async with helper(model="m", messages=MESSAGES) as stream:
+            events.extend([event.type async for event in stream])
+        return events
+
+    with pytest.raises(UpstreamRateLimitedError):
+        asyncio.run(enter(rate_limited))
+    with pytest.raises(OutputTruncatedError):
+        asyncio.run(enter(truncated))
+    assert "content.delta" in asyncio.run(enter(ok))
+
+
+def test_an_async_stream_that_ends_well_ends_as_the_sdks() -> None:
+    """An async stream with a good stop reason yields every chunk and stops, no error."""
+
+    async def main() -> list[Any]:
+        client = wrap(async_openai_client(ok))
+        stream: Any = await client.chat.completions.create(
+            model="m", messages=MESSAGES, stream=True
+        )
+        async with stream:
+            texts = [c.choices[0].delta.content async for c in stream]
+        with pytest.raises(StopAsyncIteration):  # spent, as the SDK's stream is
+            await stream.__anext__()
+        return texts
+
+    assert asyncio.run(main()) == ["Hi", " there", None]
+
+
+def test_a_stop_reason_is_raised_once_and_an_empty_stream_ends_quietly() -> None:
+    """After the typed error at the end of a stream, the stream is spent (StopIteration, as
+    the SDK's); a stream with no chunk at all has no stop reason to judge and just ends."""
+    stream = wrap(openai_client(truncated)).chat.completions.create(
+        model="m", messages=MESSAGES, stream=True
+    )
+    with pytest.raises(OutputTruncatedError):
+        list(stream)
+    with pytest.raises(StopIteration):
+        next(stream)
+
+    def empty(request: Any) -> tuple[int, bytes, str]:
+        return 200, sse([]), "text/event-stream"
+
+    client = wrap(openai_client(empty))
+    assert list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True)) == []
+
+
+class Feed:
+    """A caller's own source of chunks, iterable sync and async, that loses its peer after two."""
+
+    def __iter__(self) -> Any:
+        yield 1
+        yield 2
+        raise ConnectionResetError("peer reset the connection")
+
+    def __aiter__(self) -> Any:
+        return self.events()
+
+    async def events(self) -> Any:
+        yield 1
+        yield 2
+        raise ConnectionResetError("peer reset the connection")
+
+
+def test_iterating_a_wrapped_object_types_its_errors_and_keeps_the_chunks() -> None:
+    """``for x in wrap(obj)`` and ``async for``: a failure mid-way is typed, with the chunks."""
+    with pytest.raises(UpstreamUnavailableError) as info:
+        list(wrap(Feed()))
+    assert info.value.chunks == [1, 2]
+    assert isinstance(info.value.__cause__, ConnectionResetError)
+
+    async def drain() -> list[Any]:
+        return [x async for x in wrap(Feed())]
+
+    with pytest.raises(UpstreamUnavailableError) as later:
+        asyncio.run(drain())
+    assert later.value.chunks == [1, 2]
+
+
+class Unconfigured:
+    """A client whose ``max_retries`` cannot be read, and whose call fails."""
+
+    @property
+    def max_retries(self) -> int:
+        raise RuntimeError("no retry policy configured")
+
+    def fetch(self) -> None:
+        raise ConnectionResetError("peer reset the connection")
+
+
+def test_a_client_whose_max_retries_cannot_be_read_gives_no_max_attempts() -> None:
+    with pytest.raises(UpstreamUnavailableError) as info:
+        wrap(Unconfigured()).fetch()
+    assert info.value.max_attempts is None
+
+
+def test_a_wrapped_call_from_any_line_of_any_file_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call on the first line of a file (no room for the caller's line), and calls from
+    more distinct lines than the per-line cache holds, run and return the SDK's result."""
+    client = wrap(openai_client(ok))
+    scope: dict[str, Any] = {"client": client, "MESSAGES": MESSAGES}
+    first = "result = client.chat.completions.create(model='m', messages=MESSAGES)"
+    exec(compile(first, "first_line.py", "exec"), scope)
+    assert scope["result"].choices[0].message.content == "Hi"
+    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # leave the shared cache as it was
+    box = wrap(Box())
+    many = "\n".join(["found = []"] + ["found.append(box.size())"] * 4100)
+    namespace: dict[str, Any] = {"box": box}
+    exec(compile(many, "many_lines.py", "exec"), namespace)
+    assert namespace["found"] == [2] * 4100
+    assert len(_wrap._AS_CALLER) == 4096
+
+
+def test_normalized_lets_harness_errors_through_every_kind_of_function() -> None:
+    """A harness error raised inside is re-raised as it is, by plain and async functions and
+    by generators of both kinds; an async generator that ends ends normally."""
+    original = UpstreamRateLimitedError("mine")
+
+    @normalized
+    def plain() -> None:
+        raise original
+
+    @normalized
+    def produce() -> Any:
+        yield 1
+        raise original
+
+    @normalized
+    async def later() -> None:
+        raise original
+
+    @normalized
+    async def events(fail: bool) -> Any:
+        yield 1
+        if fail:
+            raise original
+
+    async def drain(fail: bool) -> list[Any]:
+        return [x async for x in events(fail)]
+
+    for call in (plain, lambda: list(produce()), lambda: asyncio.run(later())):
+        with pytest.raises(UpstreamRateLimitedError) as info:
+            call()
+        assert info.value is original
+    with pytest.raises(UpstreamRateLimitedError) as streamed:
+        asyncio.run(drain(True))
+    assert streamed.value is original
+    assert asyncio.run(drain(False)) == [1]
+
+
+def test_normalized_on_a_method_of_an_odd_class_never_raises_for_it() -> None:
+    """A class named like an SDK resource but of no module is no SDK: its text is its own."""
+
+    def create(self: Any) -> str:
+        return "<b>ok</b>"
+
+    odd: Any = type("Completions", (), {"__module__": None, "create": create})
+    assert normalized(odd().create)() == "<b>ok</b>"
+
+
+def test_a_wrapped_function_over_a_wrapped_client_raises_the_clients_error() -> None:
+    """Wrapping code that itself calls a wrapped client re-raises that typed error as it is."""
+    client = wrap(openai_client(rate_limited, max_retries=0))
+    caught: list[BaseException] = []
+
+    def ask() -> Any:
+        try:
+            return client.chat.completions.create(model="m", messages=MESSAGES)
+        except UpstreamRateLimitedError as exc:
+            caught.append(exc)
+            raise
+
+    with pytest.raises(UpstreamRateLimitedError) as info:
+        wrap(ask)()
+    assert info.value is caught[0]
+
+
+def test_normalized_on_async_sdk_methods_types_what_awaiting_raises() -> None:
+    """The async client's methods are plain functions returning a coroutine: under
+    ``normalized`` the failure of awaiting one is the typed drop-in too."""
+
+    async def main() -> None:
+        sdk = async_openai_client(rate_limited)
+        create = normalized(sdk.chat.completions.create)
+        with pytest.raises(UpstreamRateLimitedError) as info:
+            await create(model="m", messages=MESSAGES)
+        assert is_instance(info.value, openai.RateLimitError)
+        good = normalized(async_openai_client(ok).chat.completions.create)
+        result = await good(model="m", messages=MESSAGES)
+        assert result.choices[0].message.content == "Hi"
+
+    asyncio.run(main())
+
+
+def test_normalized_async_function_called_with_bad_arguments_is_typed() -> None:
+    """An ``async def`` under ``@normalized`` called wrongly raises the typed TypeError."""
+
+    @normalized
+    async def ask(prompt: str) -> str:
+        return prompt
+
+    with pytest.raises(TypeError) as info:
+        asyncio.run(ask())  # type: ignore[call-arg]
+    assert isinstance(info.value, HarnessInternalError)
+    assert asyncio.run(ask("hi")) == "hi"

@@ -218,3 +218,21 @@ def test_openai_responses_stream_helper() -> None:
         consume()
     assert events
     assert info.value.upstream["stop_reason"] == "max_output_tokens"
+
+
+def test_anthropic_stream_that_ends_before_its_first_event_ends_as_the_sdks() -> None:
+    """An empty event stream has no message snapshot yet (the SDK's property fails): the
+    wrapped stream ends with no events and no error, as the raw one does."""
+    http = http_library("anthropic")
+
+    def empty(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=b"")
+
+    raw = anthropic.Anthropic(
+        api_key="sk-ant-test",
+        max_retries=0,
+        http_client=http.Client(transport=http.MockTransport(empty)),
+    )
+    for client in (raw, wrap(raw)):
+        with client.messages.stream(model="m", max_tokens=64, messages=MESSAGES) as stream:
+            assert list(stream) == []

@@ -169,6 +169,8 @@ CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
     "SSOTokenLoadError": ("upstream.authentication_failed", False),
     "NoAuthTokenError": ("upstream.authentication_failed", False),
     "ParamValidationError": ("upstream.invalid_request", False),
+    # botocore.eventstream: the bytes of an event stream broke the encoding (a CRC, a length)
+    "ParserError": ("upstream.invalid_response", True),
     "UndefinedModelAttributeError": None,
     "BotoCoreError": None,
 }
@@ -177,7 +179,9 @@ CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
 The first class of the exception's MRO found here decides. ``ClientError`` covers the typed
 classes botocore makes at run time for each service error. ``ParamValidationError`` (the
 request failed botocore's own check of the parameters, before it was sent) is a wrong
-request. A bare ``BotoCoreError`` (a misconfiguration: no region, an unknown service) and
+request. An event stream whose bytes break the AWS event-stream encoding (``ParserError`` of
+``botocore.eventstream``: a checksum mismatch, a bad length) is an invalid response, worth
+another try. A bare ``BotoCoreError`` (a misconfiguration: no region, an unknown service) and
 ``UndefinedModelAttributeError`` (a botocore data bug) are left to ``harness.internal_error``.
 """
 
@@ -308,14 +312,9 @@ def normalize(exc: BaseException) -> HarnessError | None:
     status = integer(field(meta, "HTTPStatusCode"))
     vendor_code = text_of(field(error, "Code"))
     message = text_of(field(error, "Message")) or text_of(field(response, "message"))
+    # botocore's EventStreamError carries only the event's Code and Message (its parser drops
+    # the other members, originalStatusCode among them): read as data, they are kept (below)
     in_stream = name == "EventStreamError"
-    if in_stream:
-        original = integer(field(error, "originalStatusCode", "OriginalStatusCode"))
-        if original is not None:
-            extra["original_status"] = original
-        original_message = text_of(field(error, "originalMessage", "OriginalMessage"))
-        if original_message:
-            extra["original_message"] = short(original_message)
     retries = integer(field(meta, "RetryAttempts"))
     facts = _facts(
         None if in_stream and (status is None or 200 <= status <= 299) else status,

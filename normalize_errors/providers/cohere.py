@@ -240,10 +240,14 @@ content, ``STOP_SEQUENCE`` and ``TOOL_CALL`` with valid calls are not failures."
 
 
 def _usage(result: Any) -> dict[str, Any]:
+    """Token counts: the SDK types them as floats (``71.0``); whole ones are kept as ints."""
     tokens = field(field(result, "usage"), "tokens", "billed_units")
     out: dict[str, Any] = {}
     for name in ("input_tokens", "output_tokens"):
-        value = integer(field(tokens, name))
+        raw = field(tokens, name)
+        if type(raw) is float and raw.is_integer() and 0 <= raw < 2**53:
+            raw = int(raw)
+        value = integer(raw)
         if value is not None:
             out[name] = value
     return out

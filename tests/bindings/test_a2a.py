@@ -305,6 +305,7 @@ async def send(
         (403, {}, "upstream.authentication_failed"),
         (500, {}, "upstream.unavailable"),
         (503, {}, "upstream.unavailable"),
+        (404, {}, "upstream.invalid_request"),
     ],
 )
 async def test_table_7_http_statuses(status: int, headers: dict[str, str], expected: str) -> None:
@@ -317,6 +318,15 @@ async def test_table_7_http_statuses(status: int, headers: dict[str, str], expec
     if status == 429:
         assert err.retry_after == 12.0
         assert err.retryable is True
+
+
+async def test_an_answer_that_is_not_json_rpc_is_an_invalid_response() -> None:
+    """A 200 whose body is no JSON (the client's "JSON Decode Error") is the agent's fault."""
+    with pytest.raises(A2AClientError) as caught:
+        await send(httpx.ASGITransport(app=status_app(200)), "hi")
+    err = valid(normalize(caught.value))
+    assert (err.code, err.upstream["provider"]) == ("upstream.invalid_response", "a2a")
+    assert "JSON Decode Error" in err.upstream["message"]
 
 
 async def test_table_7_network_failure() -> None:

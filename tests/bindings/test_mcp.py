@@ -547,3 +547,18 @@ async def test_raise_for_auth_raises_on_401_and_403_only() -> None:
         with pytest.raises(httpx2.HTTPStatusError):
             await raise_for_auth(response)
     await raise_for_auth(httpx2.Response(200, request=request, content=b"{}"))
+
+
+def test_a_plain_tool_error_result_is_read_from_its_first_text() -> None:
+    """An ``isError`` result without a harness object (the JSON of the spec's tool-error
+    example, an image added before the text): the first text is the feedback; with no text
+    at all, the error still says which tool failed."""
+    text = {"type": "text", "text": "Failed to fetch weather data: API rate limit exceeded"}
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    err = valid(
+        from_tool_result({"isError": True, "content": [image, {"type": "text"}, text]}, "weather")
+    )
+    assert (err.code, err.model_feedback) == ("tool.execution_failed", text["text"])
+    assert err.location == {"tool_name": "weather"}
+    bare = valid(from_tool_result({"isError": True, "content": [image]}))
+    assert (bare.detail, bare.model_feedback) == ("The tool reported an error.", None)

@@ -392,3 +392,16 @@ def test_a_users_reader_named_uhp_wins_over_the_librarys() -> None:
     assert from_response(429, {}, envelope("rate_limited", 429), provider="uhp").detail == (
         "uhp: It failed: rate_limited."
     )
+
+
+def test_a_detail_that_only_looks_like_a_harness_object_is_read_as_uhp() -> None:
+    """A ``detail`` with the harness problem type but no valid object (its code is a number)
+    is no harness object: the UHP code decides. A file_too_large without ``max_bytes``
+    has no limit."""
+    from normalize_errors._registry import IANA_TYPE
+
+    odd = envelope("session_busy", 409, detail={"type": IANA_TYPE, "code": 42})
+    err = from_envelope(409, HEADERS, odd)
+    assert (err.code, err.upstream["provider"]) == (REQUEST_ROWS["session_busy"][1], "uhp")
+    big = from_envelope(413, HEADERS, envelope("file_too_large", 413, detail={"note": "big"}))
+    assert big.limit is None

@@ -398,6 +398,8 @@ def test_invalid_final_output_with_model_data_logging_keeps_the_pointer(
         ("The stream ended: incomplete (content_filter)", "policy.content_filtered"),
         ("The stream ended without a response.completed event", "upstream.unavailable"),
         ("Model did not produce a final response!", "output.empty"),
+        # what the SDK's run loop raises for a custom tool call the model sent without an id
+        ("Custom tool call is missing call_id.", "upstream.invalid_response"),
     ],
 )
 def test_model_behaviour_of_a_stream_that_ended_early(message: str, code: str) -> None:

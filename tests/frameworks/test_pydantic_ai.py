@@ -342,3 +342,17 @@ def test_an_output_validator_that_keeps_asking_gives_its_feedback_as_the_cause()
     assert [(c.code, c.model_feedback) for c in err.causes] == [
         ("output.schema_violation", "Answer in English.")
     ]
+
+
+def test_a_model_that_keeps_answering_nothing_ends_in_an_empty_output() -> None:
+    """An empty response every time: pydantic-ai asks for text, then gives up; the cause is
+    ``output.empty`` with the words it gave the model."""
+
+    def nothing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[])
+
+    err = run(Agent(FunctionModel(nothing), retries=1))
+    assert err.code == "output.retries_exhausted"
+    assert [(c.code, c.model_feedback) for c in err.causes] == [
+        ("output.empty", "Please return text.")
+    ]

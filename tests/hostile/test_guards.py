@@ -41,3 +41,53 @@ def test_a_bug_inside_a_reader_is_its_internal_error(
     detail = err.detail or ""
     assert detail.startswith("normalize-errors could not read")
     assert "(ZeroDivisionError)" in detail
+
+
+ENTRY_POINTS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("_normalize", lambda m: m.normalize(RuntimeError("boom"))),
+    ("_read_problem", lambda m: m.from_response(500, {}, b'{"error": {"message": "x"}}')),
+    ("_providers", lambda m: m.diagnose_stream([{"choices": []}], provider="openai")),
+]
+
+
+@pytest.mark.parametrize(("inner", "read"), ENTRY_POINTS, ids=[e[0] for e in ENTRY_POINTS])
+def test_a_bug_inside_an_entry_point_is_its_internal_error(
+    inner: str, read: Callable[[Any], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``normalize``, ``from_response`` and ``diagnose_stream`` answer a bug of the library
+    (here made on purpose) with ``harness.internal_error`` naming it, never an exception."""
+    from normalize_errors import _facade
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(_facade, inner, broken)
+    err = valid(read(_facade), last_resort=True)
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert (err.detail or "").startswith("normalize-errors could not read")
+    assert "(ZeroDivisionError)" in (err.detail or "")
+
+
+GOOGLE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("_normalize", lambda g: g.normalize(RuntimeError("boom"))),
+    ("_from_response", lambda g: g.from_response(429, {}, b"{}")),
+    ("_diagnose", lambda g: g.diagnose({"candidates": []}, None)),
+    ("_diagnose_stream", lambda g: g.diagnose_stream([{"candidates": []}], None)),
+]
+
+
+@pytest.mark.parametrize(("inner", "read"), GOOGLE, ids=[e[0] for e in GOOGLE])
+def test_a_bug_inside_the_google_adapter_is_its_internal_error(
+    inner: str, read: Callable[[Any], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The google adapter's own guards answer a bug inside it the same way."""
+    from normalize_errors.providers import google
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(google, inner, broken)
+    err = valid(read(google), last_resort=True)
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert (err.detail or "").startswith("normalize-errors could not read")
+    assert err.upstream["bug"] == "ZeroDivisionError"

@@ -825,3 +825,130 @@ def test_wrap_checks_tool_calls_against_the_tool_config() -> None:
     assert err.code == "output.unknown_tool"
     assert err.model_feedback is not None
     assert "get_time" in err.model_feedback
+
+
+# -- the edges of the reader -------------------------------------------------------------------
+
+
+def test_a_corrupted_event_stream_is_an_invalid_response() -> None:
+    """Bytes damaged in transit (a CRC that does not match) make botocore's event-stream
+    parser raise while iterating: an invalid response, worth another try."""
+    bedrock = client()
+    damaged = bytearray(START[1])
+    damaged[-1] ^= 0xFF  # the message CRC no longer matches
+    serve(bedrock, [START[0], bytes(damaged)])
+    response = bedrock.converse_stream(modelId=MODEL, messages=MESSAGES)
+    exc = raised(lambda: _consume(response["stream"]))
+    assert type(exc).__module__ == "botocore.eventstream"
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("upstream.invalid_response", True)
+    assert err.upstream["exception"] == f"botocore.eventstream.{type(exc).__name__}"
+
+
+def test_a_botocore_error_about_the_callers_own_input_is_not_upstream() -> None:
+    """An error of botocore that no table names (an ARN the caller wrote wrong, parsed by
+    botocore's own helper) is the caller's: harness.internal_error, never upstream."""
+    from botocore.utils import ArnParser
+
+    exc = raised(lambda: ArnParser().parse_arn("not-an-arn"))
+    err = valid(normalize(exc))
+    assert err.code == "harness.internal_error"
+
+
+def _no_message(self: Any) -> str:
+    raise RuntimeError("no message")
+
+
+# a caller's subclass of a botocore error whose message cannot be made
+ProxyDown: Any = type(
+    "ProxyDown", (botocore_exceptions.EndpointConnectionError,), {"__str__": _no_message}
+)
+
+
+def test_a_botocore_error_whose_message_fails_is_still_typed() -> None:
+    exc = ProxyDown(endpoint_url="https://bedrock-runtime.us-east-1.amazonaws.com")
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("upstream.unavailable", True)
+    assert err.upstream["endpoint"] == "https://bedrock-runtime.us-east-1.amazonaws.com"
+
+
+# ModelStreamErrorException's members as the ConverseStream API reference names them
+# (message, originalStatusCode, originalMessage); the reference gives no values: the status
+# and the model's message below are constructed.
+ORIGINAL = {
+    "message": "An error occurred while streaming the response. Retry your request.",
+    "originalStatusCode": 500,
+    "originalMessage": "The model could not complete the response.",
+}
+
+
+def test_a_stream_error_keeps_the_models_original_status_and_message() -> None:
+    """Raised by botocore mid-stream or given as data, the event reads the same; given as
+    data, the model's own status and message ride along in ``upstream`` (botocore's
+    exception keeps only the event's code and message)."""
+    bedrock = client()
+    serve(bedrock, [*START, exception("modelStreamErrorException", ORIGINAL)])
+    response = bedrock.converse_stream(modelId=MODEL, messages=MESSAGES)
+    exc: Any = raised(lambda: _consume(response["stream"]))
+    assert exc.response["Error"] == {
+        "Code": "modelStreamErrorException",
+        "Message": ORIGINAL["message"],
+    }
+    raised_err = valid(normalize(exc))
+    given = valid(adapter.diagnose_stream([{"modelStreamErrorException": ORIGINAL}], None))
+    for err in (raised_err, given):
+        assert (err.code, err.retryable) == ("upstream.unavailable", True)
+    assert given.upstream["original_status"] == 500
+    assert given.upstream["original_message"] == ORIGINAL["originalMessage"]
+
+
+def test_converse_results_that_are_output_or_not_tools_at_all() -> None:
+    """An image block is output (no output.empty), reasoning alone is not; tools given as
+    something that is no list of tools check nothing; an InvokeModel body in Anthropic's
+    shape goes to that reader and one with neither shape means nothing."""
+    image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
+    assert diagnose(converse_result("end_turn", [image]), provider="bedrock") is None
+    thought = {"reasoningContent": {"reasoningText": {"text": "The user wants a number."}}}
+    empty = diagnose(converse_result("end_turn", [thought]), provider="bedrock")
+    assert empty is not None
+    assert empty.code == "output.empty"  # reasoning alone is no answer
+    use = {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris"}}}
+    not_tools: Any = 42
+    assert diagnose(converse_result("tool_use", [use]), provider="bedrock", tools=not_tools) is None
+    anthropic_body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "The fifty"}],
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 9, "output_tokens": 2},
+    }
+    err = diagnose(anthropic_body, provider="bedrock")
+    assert err is not None
+    assert err.code == "output.truncated"
+    assert diagnose({"results": []}, provider="bedrock") is None
+
+
+def test_stream_events_the_reader_passes_over() -> None:
+    """Events that carry nothing to judge are passed over: a non-dict, a text block's start,
+    a reasoning delta; a guardrail trace in the metadata is kept; a stream cut before
+    ``messageStop`` means nothing; nor do undecodable chunks or chunks of no known shape."""
+    reasoning = {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "Hmm"}}}
+    trace: dict[str, Any] = {"guardrail": {"outputAssessments": {"g1": [{"contentPolicy": {}}]}}}
+    events: list[Any] = [
+        "keep-alive",
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": {}}},
+        {"contentBlockDelta": reasoning},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Sorry."}}},
+        {"messageStop": {"stopReason": "guardrail_intervened"}},
+        {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 2}, "trace": trace}},
+    ]
+    err = adapter.diagnose_stream(events, None)
+    assert err is not None
+    assert err.code == "policy.guardrail_triggered"
+    assert err.upstream["trace"] == trace
+    assert adapter.diagnose_stream(events[:5], None) is None  # no messageStop yet
+    assert adapter.diagnose_stream(42, None) is None  # type: ignore[arg-type]
+    assert adapter.diagnose_stream([{"chunk": {"bytes": b"{not json"}}], None) is None
+    assert adapter.diagnose_stream([{"chunk": {"bytes": b'{"outputText": "x"}'}}], None) is None

@@ -159,6 +159,8 @@ def test_check_of_an_sdk_result_finds_cohere_by_itself() -> None:
     err = raised(lambda: check(result))
     assert isinstance(err, HarnessError)
     assert (err.code, err.upstream["provider"]) == ("output.truncated", "cohere")
+    # the SDK types token counts as floats (71.0): they are reported as the counts they are
+    assert err.upstream["usage"] == {"input_tokens": 71, "output_tokens": 16}
     fine = json.loads(body)
     fine["finish_reason"] = "COMPLETE"
     ok = client(200, fine).chat(model="m", messages=MESSAGES)
@@ -260,3 +262,64 @@ def test_the_generating_methods_exist() -> None:
             assert callable(getattr(cls, method))
             assert generates(owner, method)
         assert not generates(owner, "embed")
+
+
+# -- the v1 API (cohere.Client): its results and its NDJSON stream ------------------------------
+
+
+def v1_client(content: bytes, content_type: str) -> Any:
+    """A real v1 ``cohere.Client`` whose transport answers 200 with ``content``."""
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": content_type}, content=content)
+
+    transport = httpx.MockTransport(handler)
+    return cohere.Client(api_key="test-key", httpx_client=httpx.Client(transport=transport))
+
+
+# The v1 stream's events as Cohere's v1-to-v2 migration guide names them (event_type
+# "text-generation" with ``text``, "stream-end" with ``finish_reason`` and the whole
+# ``response``); the texts and ids are constructed, one text event left empty.
+V1_STREAM: list[dict[str, Any]] = [
+    {"is_finished": False, "event_type": "stream-start", "generation_id": "g-1"},
+    {"is_finished": False, "event_type": "text-generation", "text": "The fifty"},
+    {"is_finished": False, "event_type": "text-generation", "text": ""},
+    {
+        "is_finished": True,
+        "event_type": "stream-end",
+        "finish_reason": "MAX_TOKENS",
+        "response": {"text": "The fifty", "generation_id": "g-1"},
+    },
+]
+
+
+def test_a_v1_stream_is_read_too() -> None:
+    """The v1 client's stream ends in output.truncated; one cut before its end means nothing."""
+    ndjson = "".join(json.dumps(e) + "\n" for e in V1_STREAM).encode()
+    events = list(v1_client(ndjson, "application/stream+json").chat_stream(message="Hello"))
+    assert [e.event_type for e in events][-1] == "stream-end"
+    err = adapter.diagnose_stream(events, None)
+    assert err is not None
+    assert (err.code, err.upstream["stop_reason"]) == ("output.truncated", "MAX_TOKENS")
+    assert adapter.diagnose_stream(events[:-1], None) is None  # no stream-end yet
+    assert adapter.diagnose_stream(42, None) is None  # type: ignore[arg-type]
+
+
+def test_a_v1_result_with_text_or_a_tool_call() -> None:
+    """v1 results: ``text`` is output; a ``tool_calls`` entry (``name`` and ``parameters``,
+    the shape of Cohere's v1 tool-use guide and its query_daily_sales_report example) is
+    checked against the tools offered; a result with no finish reason means nothing."""
+    call = {"name": "query_daily_sales_report", "parameters": {"day": "2023-09-29"}}
+    answer = {"text": "", "generation_id": "g-2", "finish_reason": "COMPLETE", "tool_calls": [call]}
+    result = v1_client(json.dumps(answer).encode(), "application/json").chat(message="Sales?")
+    assert diagnose(result, provider="cohere") is None
+    offered = [{"name": "query_product_catalog", "parameter_definitions": {}}]
+    err = diagnose(result, provider="cohere", tools=offered)
+    assert err is not None
+    assert (err.code, err.location) == (
+        "output.unknown_tool",
+        {"tool_name": "query_daily_sales_report"},
+    )
+    text = {"text": "Sales were 10,000.", "generation_id": "g-3", "finish_reason": "COMPLETE"}
+    assert diagnose(text, provider="cohere") is None
+    assert diagnose({"text": "Sales were 10,000."}, provider="cohere") is None

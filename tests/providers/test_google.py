@@ -1073,3 +1073,42 @@ def test_stream_of_sdk_objects_with_an_unknown_tool() -> None:
     assert err is not None
     assert err.code == "output.unknown_tool"
     assert err.location == {"tool_name": "rm"}
+
+
+def test_a_streamed_answer_cut_at_max_tokens_keeps_its_response_id() -> None:
+    """The recorded MAX_TOKENS answer (cassette ``finish_max_tokens_thinking_200``) sent as
+    the one event of a stream: the typed error at the stream's end names its responseId."""
+    from normalize_errors import wrap
+
+    found = cassette("google/finish_max_tokens_thinking_200")
+    body = "data: " + json.dumps(json.loads(found.content)) + "\r\n\r\n"
+    sdk = wrap(client(answer(200, body, "text/event-stream")))
+    stream = sdk.models.generate_content_stream(model="gemini-2.5-pro", contents="x")
+    err = raised(lambda: list(stream))
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.truncated"
+    assert err.upstream["request_id"] == "Dj9LaPCjJsCvgLUPgeGuqAU"
+
+
+def test_field_violations_of_a_bad_request_are_kept() -> None:
+    """A list-wrapped 400 with a ``google.rpc.BadRequest`` detail: the field violations ride
+    along. The body is verbatim from https://github.com/Alishahryar1/free-claude-code/issues/542
+    (Gemini's OpenAI-compatible endpoint; the status is the body's own ``code``)."""
+    unknown = 'Invalid JSON payload received. Unknown name "google": Cannot find field.'
+    detail = {
+        "@type": "type.googleapis.com/google.rpc.BadRequest",
+        "fieldViolations": [{"description": unknown}],
+    }
+    body = [
+        {
+            "error": {
+                "code": 400,
+                "message": unknown,
+                "status": "INVALID_ARGUMENT",
+                "details": [detail],
+            }
+        }
+    ]
+    err = valid(from_response(400, {}, json.dumps(body), provider="google"))
+    assert (err.code, err.retryable) == ("upstream.invalid_request", False)
+    assert err.upstream["field_violations"] == [{"description": unknown}]

@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from normalize_errors import HarnessError, check, diagnose, from_response, normalize
+from normalize_errors import HarnessError, check, diagnose, from_response, normalize, wrap
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import load, run
 
@@ -282,3 +282,131 @@ def test_successful_results_pass_through_untouched() -> None:
     for result in (completion, response):
         assert diagnose(result) is None
         assert check(result) is result
+
+
+# -- streamed failures, folded from their chunks -------------------------------------------------
+
+
+def chunk_of(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """One chat completion chunk (the shape of the API reference's streaming example)."""
+    return {
+        "id": "chatcmpl-CONSTRUCTED",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "gpt-4.1",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def streaming(chunks: list[dict[str, Any]]) -> openai.OpenAI:
+    """A real client whose server streams ``chunks`` as server-sent events."""
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+    def handler(request: Any) -> Any:
+        return HTTP.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    return client(handler)
+
+
+def test_a_streamed_tool_call_cut_mid_arguments_is_invalid_arguments() -> None:
+    """The recorded cut-off arguments (cassette ``tool_call_arguments_truncated_json``, a
+    report about streamed calls) arriving in pieces, the way a stream sends a tool call: the
+    folded call is ``output.invalid_tool_arguments`` for the tool the first piece named."""
+    recorded = json.loads(cassette("openai/tool_call_arguments_truncated_json").content)
+    call = recorded["choices"][0]["message"]["tool_calls"][0]
+    arguments = call["function"]["arguments"]
+    half = len(arguments) // 2
+    first = {"index": 0, "id": call["id"], "type": "function"}
+    chunks = [
+        chunk_of({"role": "assistant", "content": None}),
+        chunk_of({"tool_calls": [{**first, "function": {"name": call["function"]["name"]}}]}),
+        chunk_of({"tool_calls": [{"index": 0, "function": {"arguments": arguments[:half]}}]}),
+        chunk_of({"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]}),
+        chunk_of({}, "tool_calls"),
+    ]
+    stream = wrap(streaming(chunks)).chat.completions.create(
+        model="gpt-4.1", messages=MESSAGES, stream=True
+    )
+    err = raised(lambda: list(stream))
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.invalid_tool_arguments"
+    assert err.location == {"tool_name": call["function"]["name"], "tool_call_id": call["id"]}
+    assert err.chunks is not None
+    assert len(err.chunks) == 5
+
+
+def test_a_streamed_refusal_is_a_model_refusal() -> None:
+    """The refusal of the structured-outputs guide (cassette
+    ``refusal_structured_output_200``) sent in ``delta.refusal`` pieces."""
+    recorded = json.loads(cassette("openai/refusal_structured_output_200").content)
+    refusal = recorded["choices"][0]["message"]["refusal"]
+    chunks = [
+        chunk_of({"role": "assistant", "content": None, "refusal": ""}),
+        chunk_of({"refusal": refusal[:10]}),
+        chunk_of({"refusal": refusal[10:]}),
+        chunk_of({}, "stop"),
+    ]
+    stream = wrap(streaming(chunks)).chat.completions.create(
+        model="gpt-4.1", messages=MESSAGES, stream=True
+    )
+    err = raised(lambda: list(stream))
+    assert isinstance(err, HarnessError)
+    assert err.code == "policy.model_refusal"
+    assert refusal in (err.detail or "") + str(err.upstream)
+
+
+def responses_result(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Responses API ``response`` object, in the shape of the API reference's example
+    (ids, times and texts constructed)."""
+    return {
+        "id": "resp_CONSTRUCTED",
+        "object": "response",
+        "created_at": 0,
+        "status": status,
+        "model": "gpt-4.1",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+
+
+def answering(body: dict[str, Any]) -> openai.OpenAI:
+    def handler(request: Any) -> Any:
+        return HTTP.Response(200, json=body)
+
+    return client(handler)
+
+
+WEATHER_TOOL: list[Any] = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+    }
+]
+
+
+def test_responses_results_with_tool_calls_and_other_items() -> None:
+    """A function_call naming a tool the request did not offer is output.unknown_tool; a
+    valid call, a hosted tool's item (web search) and a response still in progress are no
+    failure."""
+    unknown = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "get_stock_price",
+        "arguments": '{"symbol": "ACME"}',
+        "status": "completed",
+    }
+    wrapped = wrap(answering(responses_result("completed", [unknown])))
+    err = raised(lambda: wrapped.responses.create(model="gpt-4.1", input="hi", tools=WEATHER_TOOL))
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.unknown_tool"
+    assert err.location == {"tool_name": "get_stock_price", "tool_call_id": "call_1"}
+    valid_call = {**unknown, "name": "get_weather", "arguments": '{"location": "Paris"}'}
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    for output, status in (([valid_call], "completed"), ([search], "completed"), ([], "queued")):
+        fine = answering(responses_result(status, output))
+        result = wrap(fine).responses.create(model="gpt-4.1", input="hi", tools=WEATHER_TOOL)
+        assert result.status == status

@@ -284,3 +284,27 @@ def test_a_cut_stream_needs_a_streaming_api() -> None:
         faults.cut_stream()
         with pytest.raises(ValueError, match=r"no stream format is known for .*example\.test"):
             httpx.get("https://example.test/data")
+
+
+def test_replies_of_bytes_and_of_json_with_their_own_type() -> None:
+    """A reply's body as bytes is sent as it is; a JSON body keeps a content type the reply
+    names; a zero wait is no wait; stopping twice is harmless."""
+    with Faults() as faults:
+        faults.fail(
+            Reply(503, body=b"upstream connect error", headers={"content-type": "text/plain"})
+        )
+        faults.fail(
+            Reply(
+                429,
+                headers={"Content-Type": "application/problem+json"},
+                body={"type": "about:blank", "title": "Too Many Requests", "status": 429},
+            )
+        )
+        first = httpx.post("https://api.example.test/v1/chat")
+        second = httpx.post("https://api.example.test/v1/chat")
+        time.sleep(0)
+    faults.stop()
+    assert (first.status_code, first.content) == (503, b"upstream connect error")
+    assert second.headers["content-type"] == "application/problem+json"
+    assert second.json()["title"] == "Too Many Requests"
+    assert faults.waits == []

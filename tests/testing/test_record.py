@@ -96,6 +96,15 @@ class Vendor(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self) -> None:
+        """A successful listing (what a ``GET /v1/models`` answers)."""
+        data = json.dumps({"object": "list", "data": []}).encode()
+        self.send_response_only(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, fmt: str, *args: Any) -> None:
         return
 
@@ -268,3 +277,16 @@ def test_two_answers_with_the_same_status_get_two_names(vendor: str, tmp_path: P
         {"code": "upstream.unavailable"},
     )
     assert "request" not in meta  # the text body is no JSON request to replay
+
+
+def test_a_successful_call_without_a_body_is_recorded_without_an_expectation(
+    vendor: str, tmp_path: Path
+) -> None:
+    """A GET (no request body) that succeeds: recorded, named by its status, no ``expect``."""
+    with record(tmp_path) as written:
+        httpx.get(f"{vendor}/v1/models").raise_for_status()
+    assert [path.name for path in written] == ["recorded_200.yaml"]
+    found = cassette(written[0])
+    assert "expect" not in found.metadata
+    assert found.status == 200
+    assert found.interactions[0]["request"]["body"] == ""
