@@ -184,7 +184,8 @@ def from_response(
     A 2xx response has no error status: an error event inside its body (a stream) is
     reported like its HTTP twin, and a 2xx that carries no error at all gives
     ``upstream.invalid_response`` with a ``detail`` that says so (use ``check`` for
-    results). A ``provider`` that is not a string is ignored.
+    results). A ``provider`` that is not a string, or names no adapter and no registered
+    response reader, is ignored (the body's shape decides).
     """
     provider = _provider_name(provider)
     try:
@@ -225,6 +226,8 @@ def respond(
         if provider is not None:  # a registered reader's name, and it gave no answer
             provider = None
     providers = _providers()
+    if provider is not None and provider not in providers.NAMES:
+        provider = None  # a name no adapter or reader has: the body's shape decides
     if code is not None and 200 <= code <= 299:
         found = stream_error(body_text(body))
         if found is None:

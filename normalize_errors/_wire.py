@@ -9,7 +9,6 @@ bound. Malformed input gives ``None`` or a neutral value.
 
 from __future__ import annotations
 
-import math
 import time
 
 from ._patterns import (
@@ -91,8 +90,8 @@ def stainless_retry_count(headers: Any) -> int | None:
     The SDKs send it on every attempt: 0 on the first, 1 on the first retry, and so on.
     Reads the raw header list when there is one, which is faster than a lookup.
     """
-    raw = getattr(headers, "raw", None)
     try:
+        raw = getattr(headers, "raw", None)
         if isinstance(raw, list):
             for name, value in raw:  # the SDKs send the name in lower case
                 if name == b"x-stainless-retry-count":
@@ -135,8 +134,6 @@ def _http_date_delay(value: str, now: float | None) -> float | None:
     try:
         when = parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if not math.isfinite(when):
         return None
     delay = when - (time.time() if now is None else now)
     return max(0.0, round(delay, 3))

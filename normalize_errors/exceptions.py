@@ -707,8 +707,6 @@ class HarnessError(Exception):
         self.result = self.chunks = None
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)
-        if isinstance(cause, _ExceptionCopy):  # copy.copy() passes the state unpickled
-            cause = cause.exc
         if cause is not None:
             self.__cause__ = cause
 

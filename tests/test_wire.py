@@ -124,6 +124,7 @@ def test_the_sdks_retry_count_from_a_mapping_or_nothing() -> None:
             raise RuntimeError("broken mapping")
 
     assert stainless_retry_count(Broken()) is None
+    assert stainless_retry_count(Exploding()) is None  # its getattr raises a RuntimeError
 
 
 def test_bodies_too_big_or_unprintable() -> None:

@@ -291,6 +291,13 @@ def test_from_response_with_a_provider_that_is_not_a_string() -> None:
     assert isinstance(err.upstream.get("provider"), str)
 
 
+def test_from_response_with_a_provider_name_nobody_has() -> None:
+    """provider="nope" is ignored too: the body's shape decides, not the last resort."""
+    body = '{"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}'
+    err = valid(from_response(429, {}, body, provider="nope"))
+    assert (err.code, err.upstream["provider"]) == ("upstream.rate_limited", "openai")
+
+
 def test_location_pointer_cut_after_a_tilde_stays_a_json_pointer() -> None:
     """A pointer cut at the length bound right after '~' loses the dangling '~'."""
     pointer = "/" + "a" * 4095 + "~0~1"
