@@ -97,7 +97,6 @@ def facts_of(
     headers: Any,
     body: Any,
     *,
-    request_id: str | None = None,
     exception: str | None = None,
     in_stream: bool = False,
     source: BaseException | None = None,
@@ -127,8 +126,6 @@ def facts_of(
         plain = text.strip()
         if plain and not plain.startswith("<"):
             facts.message = short(plain, 2048)
-    if request_id:
-        facts.request_id = request_id
     return facts
 
 

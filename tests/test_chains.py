@@ -138,3 +138,37 @@ def test_a_large_group_keeps_bounded_causes_and_nested_groups_work() -> None:
     nested = BaseExceptionGroup("outer", [ExceptionGroup("inner", [rate_limit()]), ValueError("x")])
     assert normalize(nested).code == "harness.internal_error"
     assert [c.code for c in normalize(nested).causes] == ["upstream.rate_limited"]
+
+
+def test_a_nested_group_of_two_answers_with_its_own_group_as_cause() -> None:
+    """A group inside a group: the inner group's answer is a new error whose cause is the
+    inner group, and its other member is among the causes."""
+    inner = ExceptionGroup("inner", [TimeoutError("slow"), ConnectionError("refused")])
+    outer = ExceptionGroup("outer", [inner, ValueError("bug")])
+    err = valid(normalize(outer))
+    assert err.__cause__ is outer
+    assert err.code == "harness.internal_error"  # the non-retryable member leads
+    first = err.causes[0]
+    assert first.code == "upstream.unavailable"
+    assert first.__cause__ is inner
+    assert [c.detail for c in first.causes] == ["The connection failed: refused."]
+
+
+def test_a_group_past_its_budget_reads_only_first_members() -> None:
+    """More members than the budget, over nested groups: once it is spent, each further
+    group is read by its first member only, so the answer stays bounded."""
+    leaves = [TimeoutError(f"t{i}") for i in range(20)]
+    groups = [ExceptionGroup(f"g{i}", leaves) for i in range(40)]
+    err = valid(normalize(ExceptionGroup("top", groups)))
+    assert err.code == "upstream.unavailable"
+    assert 0 < len(err.causes) <= 16
+
+
+def test_a_group_like_class_without_members_is_an_unknown_exception() -> None:
+    """A class named like a group whose ``exceptions`` is no list is read as any exception."""
+
+    class WeirdExceptionGroup(Exception):
+        exceptions = "not a list"
+
+    err = valid(normalize(WeirdExceptionGroup("odd")))
+    assert err.code == "harness.internal_error"

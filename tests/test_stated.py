@@ -12,6 +12,7 @@ import pytest
 
 from normalize_errors import HarnessError, check, from_response
 from normalize_errors._stated import (
+    context_numbers,
     finish_failure,
     rate_limit_headers,
     rate_limit_stated,
@@ -91,6 +92,41 @@ def test_groq_failed_generation_names_the_tool_it_called() -> None:
     assert location == {"tool_name": "search"}
     assert feedback is not None
     assert "not allowed" in feedback
+
+
+def test_a_failed_generation_that_is_no_json_names_no_tool() -> None:
+    """Groq's failed_generation cut inside its JSON: no tool name, and the generic feedback."""
+    feedback, location = tool_failure(
+        "output.unknown_tool",
+        "Tool choice is none, but model called a tool",
+        {"failed_generation": '{"name": "sear'},
+    )
+    assert location is None
+    assert feedback == "Tool calls are not allowed here; answer without calling a tool."
+
+
+def test_a_call_to_a_tool_not_offered_without_its_name() -> None:
+    """The refusal says a tool was not offered but not which: the feedback names none."""
+    feedback, location = tool_failure(
+        "output.unknown_tool", "the model called a tool which was not in request.tools", {}
+    )
+    assert location is None
+    assert feedback == ("You called a tool that is not offered here; call only the tools offered.")
+
+
+def test_context_numbers_are_whole_non_negative_counts() -> None:
+    """llama.cpp's n_ctx and n_prompt_tokens: numbers or digit strings; a bool is no count."""
+    assert context_numbers({"n_ctx": 4096, "n_prompt_tokens": "5000"}) == {
+        "name": "context_tokens",
+        "value": 4096,
+        "observed": 5000,
+    }
+    assert context_numbers({"n_ctx": True}) is None
+    assert context_numbers({"n_ctx": -1}) is None
+    assert context_numbers({"n_ctx": "4096", "n_prompt_tokens": 1.5}) == {
+        "name": "context_tokens",
+        "value": 4096,
+    }
 
 
 @pytest.mark.parametrize(
