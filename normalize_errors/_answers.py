@@ -8,9 +8,10 @@ other end is not the API.
 
 * ``not_an_answer`` reads the text a generating call returned (``wrap()``, ``check()`` and
   ``@normalized`` on an SDK method hand it here) and names the page by its title.
-* ``decode_error`` reads a ``JSONDecodeError``: only one raised while an SDK or HTTP client
-  was running (a frame of its traceback belongs to one) is the upstream's fault; one raised
-  by the caller's own code stays what it is. The class alone never decides.
+* ``decode_error`` reads a ``JSONDecodeError``: only one raised while a vendor SDK was
+  running (a frame of its traceback belongs to one of the SDKs ``providers`` routes; an HTTP
+  client's frames alone do not count) is the upstream's fault; one raised by the caller's own
+  code stays what it is. The class alone never decides.
 """
 
 from __future__ import annotations
@@ -19,41 +20,35 @@ from typing import Any, Final
 
 from ._wire import html_title, short
 from .exceptions import HarnessError, class_for_code
+from .providers import provider_of_module
 
-__all__ = ["SDK_ROOTS", "decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
-
-SDK_ROOTS: Final = frozenset({"openai", "anthropic", "google"})
-"""Top-level packages whose frames mark an exception as raised inside an SDK's call
-(``google`` counts only as ``google.genai``). An HTTP client's frames alone do not: code of
-yours (or a framework's) that calls ``httpx.Response.json()`` made that decode itself."""
+__all__ = ["decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
 
 MAX_FRAMES: Final = 256
 """Traceback frames looked at, innermost last; a deeper traceback is cut at this many."""
 
 
-def _module_root(name: Any) -> str | None:
-    if not isinstance(name, str):
-        return None
-    root = name.partition(".")[0]
-    if root == "google":
-        return "google" if name.startswith("google.genai") else None
-    return root if root in SDK_ROOTS else None
+def _sdk_of(module: Any) -> str | None:
+    """The provider whose SDK code ``module`` is (``providers.provider_of_module``); an HTTP
+    client's module is none: code of yours (or a framework's) that calls
+    ``httpx.Response.json()`` made that decode itself."""
+    name = provider_of_module(module)
+    return None if name == "http" else name
 
 
-def from_sdk(exc: BaseException) -> str | None:
-    """The SDK package one of ``exc``'s traceback frames belongs to, or ``None``."""
+def from_sdk(exc: BaseException) -> tuple[str, str] | None:
+    """The provider whose SDK one of ``exc``'s traceback frames belongs to, with that
+    frame's top-level package, or ``None``."""
     tb = exc.__traceback__
     seen = 0
     while tb is not None and seen < MAX_FRAMES:
-        root = _module_root(tb.tb_frame.f_globals.get("__name__"))
-        if root is not None:
-            return root
+        module = tb.tb_frame.f_globals.get("__name__")
+        provider = _sdk_of(module)
+        if provider is not None:
+            return provider, str(module).partition(".")[0]
         tb = tb.tb_next
         seen += 1
     return None
-
-
-_PROVIDERS: Final = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
 
 
 def decode_error(exc: BaseException) -> HarnessError | None:
@@ -62,12 +57,12 @@ def decode_error(exc: BaseException) -> HarnessError | None:
     The exception's own frames decide, then its ``__cause__``'s (an SDK that wrapped the
     decode error in one of its own). ``None`` for a decode error raised outside any SDK.
     """
-    sdk = from_sdk(exc)
-    if sdk is None and exc.__cause__ is not None:
-        sdk = from_sdk(exc.__cause__)
-    if sdk is None:
+    found = from_sdk(exc)
+    if found is None and exc.__cause__ is not None:
+        found = from_sdk(exc.__cause__)
+    if found is None:
         return None
-    provider = _PROVIDERS[sdk]
+    provider, sdk = found
     reason = short(str(exc), 200) or type(exc).__name__
     return class_for_code("upstream.invalid_response")(
         f"{provider}: the response could not be read as JSON ({reason}); the other end "
@@ -108,9 +103,8 @@ def not_an_answer(result: str | bytes | bytearray, provider: str | None) -> Harn
 
 def provider_of(owner: Any) -> str | None:
     """The provider whose SDK ``owner`` (a resource object or class) belongs to, or ``None``."""
-    module = getattr(type(owner) if not isinstance(owner, type) else owner, "__module__", None)
-    root = _module_root(module)
-    return None if root is None else _PROVIDERS.get(root)
+    cls = owner if isinstance(owner, type) else type(owner)
+    return _sdk_of(getattr(cls, "__module__", None))
 
 
 def not_a_result(members: dict[str, Any], provider: str) -> HarnessError:
