@@ -107,6 +107,27 @@ def test_a_decode_error_from_inside_the_sdk_is_an_invalid_response() -> None:
     assert isinstance(caught.value, json.JSONDecodeError)  # still the caller's except clause
 
 
+def test_a_decode_error_inside_a_native_sdk_is_an_invalid_response() -> None:
+    """The same page through groq's own SDK (read by the openai adapter): its decode fails
+    inside its call, and the frame's package is named."""
+    groq = pytest.importorskip("groq", reason="the native SDKs come with the test-beyond extra")
+    import httpx
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(
+            200, content=PAGE.encode(), headers={"content-type": "application/json"}
+        )
+
+    sdk = groq.Groq(
+        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    with pytest.raises(json.JSONDecodeError) as raised:
+        sdk.chat.completions.create(model="m", messages=MESSAGES)
+    err = normalize(raised.value)
+    assert err.code == "upstream.invalid_response"
+    assert (err.upstream["provider"], err.upstream["raised_in"]) == ("openai", "groq")
+
+
 def test_a_decode_error_of_the_callers_own_code_stays_what_it_is() -> None:
     with pytest.raises(json.JSONDecodeError) as raised:
         json.loads("<html>")
