@@ -24,7 +24,15 @@ from ._readers import extra_rules
 from ._redact import redact, sanitize
 from ._registry import code_info, status_code
 from ._values import field, sequence
-from ._wire import MAX_MESSAGE, html_title, lower_headers, retry_after, short, stainless_retry_count
+from ._wire import (
+    MAX_MESSAGE,
+    html_title,
+    lower_headers,
+    parse_duration,
+    retry_after,
+    short,
+    stainless_retry_count,
+)
 from .exceptions import HarnessError
 
 __all__ = [
@@ -208,12 +216,15 @@ class Facts:
     def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
         """``retry_after``, ``attempts`` and ``limit`` of an error of ``code``.
 
-        A wait the provider states (in the body, such as Gemini's ``RetryInfo``, which is
-        ``wait``; else ``retry-after-ms`` or ``Retry-After``; else in the message for rate
-        limits and overloads) is reported whatever ``retryable`` says: the caller decides
-        what to do with it.
+        A wait the provider states (``wait``; else in the body, such as Gemini's
+        ``RetryInfo``, which a reader keeps as ``extra["retry_delay"]``; else
+        ``retry-after-ms`` or ``Retry-After``; else in the message for rate limits and
+        overloads) is reported whatever ``retryable`` says: the caller decides what to do
+        with it.
         """
         wait = self.wait
+        if wait is None and "retry_delay" in self.extra:  # a body's own wait (Gemini's RetryInfo)
+            wait = parse_duration(self.extra["retry_delay"])
         if wait is None and self.raw_headers is not None:
             wait = retry_after(self.headers)
         if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):

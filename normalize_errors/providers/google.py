@@ -80,7 +80,7 @@ from .._rules import (
     tool_call_problem,
 )
 from .._values import field, integer, sequence, text_of
-from .._wire import body_text, parse_body, parse_duration, short
+from .._wire import body_text, parse_body, short
 from ..exceptions import HarnessError
 
 __all__ = [
@@ -486,10 +486,7 @@ def _facts(
         facts.message = short(text.strip(), 2048) if len(text) < 2048 else None
     facts.text = text
     facts.status = body_code if status is None else status
-    delay = facts.extra.get("retry_delay")
-    if delay is not None:
-        facts.wait = parse_duration(delay)
-    return facts
+    return facts  # RetryInfo's retryDelay stays in extra; Facts.hints reads it on first use
 
 
 def _decide(facts: Facts) -> HarnessError:
