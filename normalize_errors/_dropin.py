@@ -21,8 +21,9 @@ import inspect
 import threading
 from typing import Any, Final
 
+from ._pickling import _pickle_state, _restore
 from ._redact import DROP, redact, scrub
-from .exceptions import HarnessError, _pickle_state, _restore
+from .exceptions import HarnessError
 
 __all__ = ["dropin_class", "make_dropin"]
 

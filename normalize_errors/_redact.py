@@ -585,7 +585,8 @@ def scrub(value: Any, depth: int = 0) -> Any:
         items = (scrub(item, depth + 1) for item in value)
         return kind(item for item in items if item is not DROP)
     if isinstance(value, BaseException):
-        from .exceptions import HarnessError, _ExceptionCopy
+        from ._pickling import _ExceptionCopy
+        from .exceptions import HarnessError
 
         return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
     if getattr(kind, "__module__", "").partition(".")[0] in _HTTP_MODULES:

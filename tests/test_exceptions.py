@@ -352,3 +352,17 @@ def test_a_cause_that_cannot_be_rebuilt_comes_back_as_a_stand_in() -> None:
     assert cause.args == (7,)
     assert cause.code == 7  # type: ignore[attr-defined]
     assert clone.to_dict() == err.to_dict()
+
+
+def test_pickles_that_name_the_old_home_of_the_pickling_functions_still_load() -> None:
+    """Pickling moved to ``_pickling``; a pickle made before names ``exceptions._restore``
+    and ``exceptions._rebuild_named``, which stay importable there."""
+    from normalize_errors import normalize
+
+    err = normalize(ConnectionError("refused"))
+    made_now = pickle.dumps(err, protocol=0)  # text opcodes: module names can be swapped
+    assert made_now.count(b"normalize_errors._pickling") == 2
+    made_before = made_now.replace(b"normalize_errors._pickling", b"normalize_errors.exceptions")
+    clone = pickle.loads(made_before)
+    assert clone.to_dict() == err.to_dict()
+    assert type(clone.__cause__) is ConnectionError

@@ -1,0 +1,173 @@
+"""Pickling and copying a harness error: what it keeps, and how it comes back.
+
+A harness error pickles its members (plain data, already redacted and bounded), whatever
+else of its own pickles once scrubbed (a drop-in's vendor attributes, the result, chunks,
+notes), and its ``__cause__``: another harness error as it is, any other exception as a
+credential-free copy rebuilt by class name on load, or a ``CauseStandIn`` when that class
+cannot be imported there. A drop-in comes back as a drop-in of the same two classes.
+
+Pickles name ``normalize_errors.exceptions._restore`` and ``_rebuild_named``: those names stay
+importable from ``exceptions``.
+"""
+
+from __future__ import annotations
+
+from ._redact import DROP, scrub
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+    from .exceptions import HarnessError
+
+__all__ = ["CauseStandIn"]
+
+
+def _harness_class(cls: type[HarnessError]) -> type[HarnessError]:
+    """The harness class behind a drop-in class that also inherits a vendor class."""
+    for klass in cls.__mro__:
+        if "_dropin_vendor" not in vars(klass):
+            return klass
+    return cls  # pragma: no cover - HarnessError itself is never a drop-in class
+
+
+def _vendor_class(cls: type[HarnessError]) -> type[BaseException] | None:
+    """The vendor class a drop-in class inherits, or ``None`` for a plain harness class."""
+    for klass in cls.__mro__:
+        vendor: type[BaseException] | None = vars(klass).get("_dropin_vendor")
+        if vendor is not None:
+            return vendor
+    return None
+
+
+_STATE: Final = frozenset(
+    {
+        "code",
+        "_info",
+        "_type",
+        "_title",
+        "status",
+        "_detail",
+        "instance",
+        "_origin",
+        "_retryable",
+        "_model_recoverable",
+        "_model_feedback",
+        "_retry_after",
+        "_attempts",
+        "max_attempts",
+        "_limit",
+        "_location",
+        "_upstream",
+        "_pending",
+        "_unread",
+        "_causes",
+        "_extensions",
+        "untrusted",
+    }
+)
+"""The attributes that make up a harness error; they are plain data and always pickle."""
+
+
+def _pickle_state(err: HarnessError) -> dict[str, Any]:
+    """The harness members, plus whatever else (result, vendor attributes) pickles."""
+    err._settle()  # the members left to first use, before copying
+    err._read_detail()
+    state: dict[str, Any] = {}
+    from .exceptions import HarnessError
+
+    for key, value in err.__dict__.items():
+        if key in _STATE or isinstance(value, HarnessError):
+            state[key] = value  # already redacted and bounded when it was set
+        elif key != "__traceback__":
+            clean = scrub(value)  # a drop-in's vendor attributes, result, chunks, notes
+            if clean is not DROP:
+                state[key] = clean
+    cause = err.__cause__
+    if cause is not None:
+        # A harness error pickles itself safely; any other cause as a sanitized copy, by
+        # class name: a cause whose class cannot be imported where the pickle is loaded
+        # comes back as a stand-in (see ``CauseStandIn``), never as a failed load.
+        state["__cause__"] = cause if isinstance(cause, HarnessError) else _ExceptionCopy(cause)
+    return state
+
+
+class _ExceptionCopy:
+    """Pickles a credential-free copy of an exception (the cause of a harness error).
+
+    On load it becomes an instance of the same class, made without calling its
+    ``__init__`` (most SDK errors cannot be rebuilt from their ``args``), carrying its
+    ``args`` and attributes as ``scrub`` copies them: texts redacted, HTTP requests and
+    responses without credential headers or query parameters, objects that cannot be
+    made safe left out. The live exception is not changed.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        exc = self.exc
+        args = scrub(exc.args)
+        if args is DROP:
+            args = ()
+        attrs = {}
+        for key, value in vars(exc).items():
+            if key != "__traceback__":
+                clean = scrub(value)
+                if clean is not DROP:
+                    attrs[key] = clean
+        cls = type(exc)
+        return (_rebuild_named, (cls.__module__, cls.__qualname__, args, attrs))
+
+
+def _rebuild_exception(
+    cls: type[BaseException], args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(attrs)
+    return exc
+
+
+class CauseStandIn(Exception):
+    """Stands in for a pickled error's ``__cause__`` whose class cannot be imported on load.
+
+    ``original_class`` names the class (``module.qualname``); ``args`` and the attributes
+    that pickled are kept.
+    """
+
+    original_class: str = ""
+
+
+def _rebuild_named(
+    module: str, qualname: str, args: tuple[Any, ...], attrs: dict[str, Any]
+) -> BaseException:
+    import importlib
+
+    found: Any = None
+    try:
+        found = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except Exception:
+        found = None
+    if isinstance(found, type) and issubclass(found, BaseException):
+        try:
+            return _rebuild_exception(found, args, attrs)
+        except Exception:
+            pass
+    stand_in = CauseStandIn(*args)
+    stand_in.__dict__.update(attrs)
+    stand_in.original_class = f"{module}.{qualname}"
+    return stand_in
+
+
+def _restore(
+    harness_cls: type[HarnessError], vendor_cls: type[BaseException] | None
+) -> HarnessError:
+    if vendor_cls is None:
+        return harness_cls.__new__(harness_cls)
+    from ._dropin import dropin_class
+
+    cls = dropin_class(harness_cls, vendor_cls)
+    return cls.__new__(cls)
