@@ -31,15 +31,6 @@ def _harness_class(cls: type[HarnessError]) -> type[HarnessError]:
     return cls  # pragma: no cover - HarnessError itself is never a drop-in class
 
 
-def _vendor_class(cls: type[HarnessError]) -> type[BaseException] | None:
-    """The vendor class a drop-in class inherits, or ``None`` for a plain harness class."""
-    for klass in cls.__mro__:
-        vendor: type[BaseException] | None = vars(klass).get("_dropin_vendor")
-        if vendor is not None:
-            return vendor
-    return None
-
-
 _STATE: Final = frozenset(
     {
         "code",

@@ -698,7 +698,7 @@ class HarnessError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = _pickle_state(self)
-        return (_restore, (_harness_class(type(self)), _vendor_class(type(self))), state)
+        return (_restore, (type(self), None), state)  # a drop-in class has its own
 
     def __setstate__(self, state: dict[str, Any] | None) -> None:
         state = dict(state or {})
@@ -1134,5 +1134,4 @@ from ._pickling import (  # noqa: E402
     _pickle_state,
     _rebuild_named,  # noqa: F401
     _restore,
-    _vendor_class,
 )

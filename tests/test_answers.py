@@ -128,6 +128,18 @@ def test_a_decode_error_inside_a_native_sdk_is_an_invalid_response() -> None:
     assert (err.upstream["provider"], err.upstream["raised_in"]) == ("openai", "groq")
 
 
+def test_a_decode_error_raised_from_the_sdks_decode_error_is_an_invalid_response() -> None:
+    """Your code re-raises the SDK's decode error: the cause's frames decide."""
+    sdk = client(PAGE, "application/json")
+    with pytest.raises(json.JSONDecodeError) as raised:
+        try:
+            sdk.chat.completions.create(model="m", messages=MESSAGES)
+        except json.JSONDecodeError as inner:
+            raise json.JSONDecodeError("re-raised", "<html>", 0) from inner
+    err = normalize(raised.value)
+    assert (err.code, err.upstream["raised_in"]) == ("upstream.invalid_response", "openai")
+
+
 def test_a_decode_error_of_the_callers_own_code_stays_what_it_is() -> None:
     with pytest.raises(json.JSONDecodeError) as raised:
         json.loads("<html>")

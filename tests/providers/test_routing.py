@@ -1,0 +1,73 @@
+"""Provider routing (``providers/__init__.py``): the one place that names the provider of a
+module, an exception, a result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import httpx
+import pytest
+
+from normalize_errors import normalize
+from normalize_errors._path import message_of
+from normalize_errors.providers import provider_of_module, provider_of_result
+
+
+@pytest.mark.parametrize(
+    ("module", "provider"),
+    [
+        ("openai.types.chat", "openai"),
+        ("groq._client", "openai"),  # a native SDK of an OpenAI-compatible vendor
+        ("anthropic._exceptions", "anthropic"),
+        ("google.genai.errors", "google"),
+        ("google.auth.exceptions", None),  # only google.genai is Gemini's SDK
+        ("botocore.exceptions", "bedrock"),
+        ("cohere.core.api_error", "cohere"),
+        ("httpx", "http"),
+        ("requests.exceptions", "http"),
+        ("mycorp_gateway.errors", None),
+        (None, None),
+        (42, None),
+    ],
+)
+def test_the_provider_of_a_module(module: Any, provider: str | None) -> None:
+    assert provider_of_module(module) == provider
+
+
+def test_the_provider_of_a_result_by_its_shape() -> None:
+    """Plain JSON results: the members each vendor's result has."""
+    assert provider_of_result({"choices": []}) == "openai"
+    assert provider_of_result({"object": "response", "output": []}) == "openai"
+    assert provider_of_result({"type": "message", "content": []}) == "anthropic"
+    assert provider_of_result({"candidates": []}) == "google"
+    assert provider_of_result({"stopReason": "end_turn"}) == "bedrock"
+    assert provider_of_result({"finish_reason": "COMPLETE"}) == "cohere"
+    assert provider_of_result({"finish_reason": "stop"}) is None  # OpenAI's is in choices
+    assert provider_of_result("text") is None
+
+
+def test_an_anthropic_error_without_a_response_reads_its_body() -> None:
+    """``anthropic.APIError`` carries no response (an error event of a stream): no header
+    to read the request id from, so the exception's own attribute is asked; the body's
+    type decides."""
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    exc = anthropic.APIError(
+        json.dumps(body), httpx.Request("POST", "https://api.anthropic.com/v1/messages"), body=body
+    )
+    err = normalize(exc)
+    assert (err.code, err.retryable) == ("upstream.overloaded", True)
+    assert "request_id" not in err.upstream
+
+
+def test_the_message_of_an_exception_whose_args_cannot_be_read() -> None:
+    """A hostile exception whose ``args`` raises has no message, and reading it never raises."""
+
+    class Hostile(Exception):
+        @property  # type: ignore[misc]
+        def args(self) -> Any:
+            raise RuntimeError("no")
+
+    assert message_of(Hostile()) is None
+    assert message_of(ValueError("plain")) == "plain"
