@@ -131,11 +131,15 @@ def test_a_decode_error_inside_a_native_sdk_is_an_invalid_response() -> None:
 def test_a_decode_error_raised_from_the_sdks_decode_error_is_an_invalid_response() -> None:
     """Your code re-raises the SDK's decode error: the cause's frames decide."""
     sdk = client(PAGE, "application/json")
-    with pytest.raises(json.JSONDecodeError) as raised:
+
+    def reraise() -> None:
         try:
             sdk.chat.completions.create(model="m", messages=MESSAGES)
         except json.JSONDecodeError as inner:
             raise json.JSONDecodeError("re-raised", "<html>", 0) from inner
+
+    with pytest.raises(json.JSONDecodeError) as raised:
+        reraise()
     err = normalize(raised.value)
     assert (err.code, err.upstream["raised_in"]) == ("upstream.invalid_response", "openai")
 
