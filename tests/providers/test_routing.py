@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 import anthropic
-import httpx
 import pytest
 
 from normalize_errors import normalize
 from normalize_errors._path import message_of
 from normalize_errors.providers import provider_of_module, provider_of_result
+from normalize_errors.providers._calls import http_library
 
 
 @pytest.mark.parametrize(
@@ -53,9 +53,8 @@ def test_an_anthropic_error_without_a_response_reads_its_body() -> None:
     to read the request id from, so the exception's own attribute is asked; the body's
     type decides."""
     body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    exc = anthropic.APIError(
-        json.dumps(body), httpx.Request("POST", "https://api.anthropic.com/v1/messages"), body=body
-    )
+    request = http_library("anthropic").Request("POST", "https://api.anthropic.com/v1/messages")
+    exc = anthropic.APIError(json.dumps(body), request, body=body)
     err = normalize(exc)
     assert (err.code, err.retryable) == ("upstream.overloaded", True)
     assert "request_id" not in err.upstream
@@ -65,8 +64,8 @@ def test_the_message_of_an_exception_whose_args_cannot_be_read() -> None:
     """A hostile exception whose ``args`` raises has no message, and reading it never raises."""
 
     class Hostile(Exception):
-        @property  # type: ignore[misc]
-        def args(self) -> Any:
+        @property
+        def args(self) -> Any:  # type: ignore[override]
             raise RuntimeError("no")
 
     assert message_of(Hostile()) is None
