@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ._values import qualname
 from ._wire import html_title, short
 from .exceptions import HarnessError, class_for_code
 from .providers import provider_of_module
@@ -70,7 +71,7 @@ def decode_error(exc: BaseException) -> HarnessError | None:
         retryable=True,
         upstream={
             "provider": provider,
-            "exception": f"{type(exc).__module__}.{type(exc).__qualname__}",
+            "exception": qualname(exc),
             "raised_in": sdk,
         },
     )

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ._groups import MAX_GROUP_MEMBERS, group, group_members, group_type, through_chain
 from ._readers import ROUTES, exception_reader, response_readers
-from ._stdlib import internal, qualname, safe_text, stdlib
-from ._values import integer
+from ._stdlib import internal, safe_text, stdlib
+from ._values import integer, qualname
 from ._wire import body_text, lower_headers, parse_body, short, stream_error
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ._rules import Facts, Rule, build, class_entry, classify
-from ._values import field, integer
+from ._values import field, integer, qualname
 from ._wire import body_text, parse_body, short
 from .exceptions import HarnessError
 
@@ -35,7 +35,6 @@ __all__ = [
     "fixed_error",
     "message_of",
     "note_cause",
-    "qualname",
     "read_exception",
 ]
 
@@ -65,18 +64,6 @@ class SDK(NamedTuple):
     read_body: BodyReader
     id_headers: tuple[str, ...] = ()
     """Response headers that carry the request id, first found wins."""
-
-
-_QUALNAMES: dict[type, str] = {}
-
-
-def qualname(exc: BaseException) -> str:
-    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it."""
-    cls = type(exc)
-    found = _QUALNAMES.get(cls)
-    if found is None:
-        found = _QUALNAMES[cls] = f"{cls.__module__}.{cls.__qualname__}"
-    return found
 
 
 def message_of(exc: BaseException) -> str | None:

@@ -8,10 +8,11 @@ never raises (``safe_text``).
 
 from __future__ import annotations
 
+from ._values import qualname
 from ._wire import short
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
-__all__ = ["internal", "qualname", "safe_text", "stdlib"]
+__all__ = ["internal", "safe_text", "stdlib"]
 
 
 def safe_text(value: object, limit: int = 2048) -> str:
@@ -21,11 +22,6 @@ def safe_text(value: object, limit: int = 2048) -> str:
     except Exception:
         return f"<{type(value).__name__}>"
     return short(text, limit)
-
-
-def qualname(exc: BaseException) -> str:
-    cls = type(exc)
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 _STDLIB_UNAVAILABLE = ("ConnectionError", "SSLError", "gaierror", "herror")

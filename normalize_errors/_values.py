@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["field", "integer", "sequence", "text_of"]
+__all__ = ["field", "integer", "qualname", "sequence", "text_of"]
 
 
 def field(obj: Any, *names: str) -> Any:
@@ -63,3 +63,16 @@ def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
     """``value`` if it is a list or a tuple, else an empty tuple: vendor data said to be a list
     is iterated only when it is one."""
     return value if isinstance(value, (list, tuple)) else ()
+
+
+_QUALNAMES: dict[type, str] = {}
+
+
+def qualname(exc: BaseException) -> str:
+    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it
+    (kept per class)."""
+    cls = type(exc)
+    found = _QUALNAMES.get(cls)
+    if found is None:
+        found = _QUALNAMES[cls] = f"{cls.__module__}.{cls.__qualname__}"
+    return found

@@ -79,7 +79,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, sequence, text_of
+from .._values import field, integer, qualname, sequence, text_of
 from .._wire import body_text, parse_body, short
 from ..exceptions import HarnessError
 
@@ -532,10 +532,6 @@ def _from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _qualname(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 _INTERACTION_CLASSES: Final = {
     key.partition(".")[2]: entry
     for key, entry in CLASSES.items()
@@ -707,14 +703,14 @@ def _normalize(exc: BaseException) -> HarnessError | None:
     if entry is None:
         return None
     name, fixed = entry
-    qualname = _qualname(type(exc))
+    exception = qualname(exc)
     if name in ("APIError", "ClientError", "ServerError"):
-        return _api_error(exc, qualname)
+        return _api_error(exc, exception)
     if fixed is None and (name.startswith("interactions.") or name == "GenAiError"):
-        return _interactions(exc, name, qualname)
+        return _interactions(exc, name, exception)
     if fixed is None:
         return None
-    facts = Facts(NAME, message=message_of(exc), exception=qualname)
+    facts = Facts(NAME, message=message_of(exc), exception=exception)
     if name == "ContinuationInterruptedError":
         kept = {a: field(exc, a) for a in ("continuation_token", "interaction_id")}
         facts.extra = {a: v for a, v in kept.items() if isinstance(v, str)}
@@ -1076,7 +1072,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
     try:
         return _normalize(exc)
     except Exception as bug:  # a hostile exception object
-        return _unreadable(f"a {type(exc).__name__}", bug, _qualname(type(exc)))
+        return _unreadable(f"a {type(exc).__name__}", bug, qualname(exc))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:

@@ -47,7 +47,7 @@ from .._patterns import (
     HTTP_TIMEOUT,
 )
 from .._rules import Facts, Rule, add_upstream, build, classify, rule
-from .._values import field, integer, text_of
+from .._values import field, integer, qualname, text_of
 from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from ..exceptions import HarnessError
 
@@ -384,11 +384,6 @@ def _body_of(response: Any) -> Any:
     return None
 
 
-def _qualname(exc: BaseException) -> str:
-    cls = type(exc)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 _QUERY: Final = HTTP_QUERY.compiled()
 """A query string inside a message (requests and urllib3 print the URL they failed on)."""
 
@@ -422,7 +417,7 @@ def _response_error(
     err = respond(status, headers, _body_of(response), host=host)
     if err.untrusted:
         return err
-    more: dict[str, Any] = {"exception": _qualname(exc)}
+    more: dict[str, Any] = {"exception": qualname(exc)}
     if method:
         more["method"] = method
     if host:
@@ -450,12 +445,12 @@ def _fixed(
         extra["host"] = host
     cause = exc.__cause__
     if cause is not None:
-        extra["cause"] = _qualname(cause)
+        extra["cause"] = qualname(cause)
     facts = Facts(
         provider_for_host(host) or NAME,
         message=message,
         vendor_code=vendor_code,
-        exception=_qualname(exc),
+        exception=qualname(exc),
         extra=extra,
     )
     where = f" ({method or 'request to'} {host})" if host else ""
