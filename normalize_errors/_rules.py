@@ -68,26 +68,25 @@ class Facts:
 
     __slots__ = (
         "_headers",
-        "_ids",
         "_message",
-        "_more_ids",
         "_request_id",
-        "_vendor_code",
-        "_vendor_type",
         "attempts",
         "body",
         "exception",
         "extra",
         "id_headers",
         "in_stream",
-        "limit",
         "lowered",
+        "more_ids",
         "provider",
         "raw_headers",
         "source",
+        "stated",
         "status",
         "stop_reason",
         "text",
+        "vendor_code",
+        "vendor_type",
         "wait",
     )
 
@@ -120,10 +119,12 @@ class Facts:
         self.body = body
         self.text = text
         self.message = message
-        self._vendor_code = vendor_code
-        self._vendor_type = vendor_type
-        self._more_ids = ids
-        self._ids: frozenset[str] | None = None
+        self.vendor_code = vendor_code
+        """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
+        self.vendor_type = vendor_type
+        """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
+        self.more_ids: Iterable[Any] = ids
+        """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
         self._request_id = request_id
         self.id_headers = id_headers
         self.exception = exception
@@ -133,8 +134,8 @@ class Facts:
         self.source = source
         self.wait = wait
         self.extra: Mapping[str, Any] = extra or {}
-        self.limit: Mapping[str, Any] | None = None
-        """The limit the message states, when the decision already read it (``build``)."""
+        self.stated: re.Match[str] | None = None
+        """Where the message states a rate limit, when the decision read it (``build``)."""
 
     @property
     def message(self) -> str | None:
@@ -147,46 +148,13 @@ class Facts:
         self.lowered = "" if not value else value[:MAX_MESSAGE].lower()
 
     @property
-    def vendor_code(self) -> str | None:
-        """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
-        return self._vendor_code
-
-    @vendor_code.setter
-    def vendor_code(self, value: str | None) -> None:
-        self._vendor_code = value
-        self._ids = None
-
-    @property
-    def vendor_type(self) -> str | None:
-        """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
-        return self._vendor_type
-
-    @vendor_type.setter
-    def vendor_type(self, value: str | None) -> None:
-        self._vendor_type = value
-        self._ids = None
-
-    @property
-    def more_ids(self) -> Iterable[Any]:
-        """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
-        return self._more_ids
-
-    @more_ids.setter
-    def more_ids(self, value: Iterable[Any]) -> None:
-        self._more_ids = value
-        self._ids = None
-
-    @property
     def ids(self) -> frozenset[str]:
         """Every code, type and reason the vendor gave, in lower case (rules match these)."""
-        found = self._ids
-        if found is None:
-            names = {str(i).lower() for i in self._more_ids if i is not None and i != ""}
-            for value in (self._vendor_code, self._vendor_type):
-                if value:
-                    names.add(value.lower())
-            found = self._ids = frozenset(names)
-        return found
+        names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
+        for value in (self.vendor_code, self.vendor_type):
+            if value:
+                names.add(value.lower())
+        return frozenset(names)
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -232,7 +200,7 @@ class Facts:
         attempts = self.attempts
         if attempts is None and self.source is not None:
             attempts = attempts_of(self.source)
-        limit = self.limit  # the message's, when the decision read it
+        limit = None if self.stated is None else _stated.stated_limit(self.stated)
         if limit is None and code == "context.window_exceeded":
             limit = context_limit(self._message) or _stated.context_numbers(self.extra)
         elif limit is None and code == "upstream.rate_limited" and self.raw_headers is not None:
@@ -271,9 +239,14 @@ class Rule(NamedTuple):
 
     def matches(self, facts: Facts) -> bool:
         """Whether every condition of the row holds for ``facts``."""
-        if self.status and facts.status not in self.status:
-            return False
         if self.ids and self.ids.isdisjoint(facts.ids):
+            return False
+        return self.holds(facts)
+
+    def holds(self, facts: Facts) -> bool:
+        """Whether the row's conditions other than ``ids`` hold for ``facts`` (``first_match``
+        calls this only on rows whose ids it already found among the vendor's)."""
+        if self.status and facts.status not in self.status:
             return False
         if self.words:
             text = facts.lowered
@@ -440,7 +413,7 @@ def first_match(rows: tuple[Rule, ...], facts: Facts) -> Rule | None:
             _INDEXES.clear()  # tables made on the fly: keep the cache small
         index = _INDEXES[id(rows)] = _Index(rows)
     for row in index.candidates(facts.status, facts.ids):
-        if row.matches(facts):
+        if row.holds(facts):  # the index found the row's ids among the vendor's
             return row
     return None
 
@@ -673,10 +646,10 @@ def build(
 ) -> HarnessError:
     """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
     if limit is None and code == "upstream.rate_limited":
-        # read now, since it decides ``retryable``; kept in the facts, so the error
-        # sanitizes it only when ``limit`` is first read
-        facts.limit, never = _stated.rate_limit_stated(facts.lowered)
-        if never:
+        # found now, since it decides ``retryable``; kept in the facts, so the error
+        # builds the ``limit`` member only when it is first read
+        facts.stated = found = _stated.rate_limit_found(facts.lowered)
+        if found is not None and _stated.never_met(found):
             retryable = False  # a quota of 0, or one request over the whole allowance
     if model_feedback is None and code in _stated.TOOL_CODES:
         model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)

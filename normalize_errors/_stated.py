@@ -22,6 +22,7 @@ was found in the text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -31,8 +32,11 @@ __all__ = [
     "TOOL_CODES",
     "context_numbers",
     "finish_failure",
+    "never_met",
+    "rate_limit_found",
     "rate_limit_headers",
     "rate_limit_stated",
+    "stated_limit",
     "tool_failure",
 ]
 
@@ -87,32 +91,53 @@ def context_numbers(extra: Mapping[str, Any]) -> dict[str, Any] | None:
     return limit
 
 
+def rate_limit_found(lowered: str) -> re.Match[str] | None:
+    """Where the vendor's message (``lowered``: in lower case, cut to ``MAX_MESSAGE``)
+    states its rate or quota limit, if it does: the match ``never_met`` and ``stated_limit``
+    read."""
+    if not lowered:
+        return None
+    for (word, back), pattern in _RATE:
+        at = lowered.find(word)
+        found = None if at == -1 else pattern.search(lowered, max(0, at - back))
+        if found is not None:
+            return found
+    return None
+
+
+def never_met(found: re.Match[str]) -> bool:
+    """Whether waiting can never meet the stated limit: it is 0, or one request asks for more."""
+    value = int(found["value"])
+    requested = found["requested"] if "requested" in found.re.groupindex else None
+    return value == 0 or (requested is not None and int(requested) > value)
+
+
+def stated_limit(found: re.Match[str]) -> dict[str, Any]:
+    """The ``limit`` member for a limit ``rate_limit_found`` found."""
+    groups = found.groupdict()
+    value = int(groups["value"])
+    if groups.get("metric"):
+        name = groups["metric"].rpartition("/")[2] or groups["metric"]
+        return {"name": name, "value": value}
+    what = _WHAT.get(groups["what"], groups["what"])
+    limit: dict[str, Any] = {"name": f"{what}_per_{_PER[groups['per']]}", "value": value}
+    used = int(groups["used"]) if groups.get("used") else None
+    requested = int(groups["requested"]) if groups.get("requested") else None
+    if used is not None or requested is not None:
+        limit["observed"] = (used or 0) + (requested or 0)
+    return limit
+
+
 def rate_limit_stated(lowered: str) -> tuple[dict[str, Any] | None, bool]:
     """The rate or quota limit the message states, and whether waiting can never meet it.
 
     ``lowered`` is the vendor's message in lower case (cut to ``MAX_MESSAGE``). Waiting
     never helps when the limit is 0 or one request asks for more than it.
     """
-    if not lowered:
+    found = rate_limit_found(lowered)
+    if found is None:
         return None, False
-    for (word, back), pattern in _RATE:
-        at = lowered.find(word)
-        found = None if at == -1 else pattern.search(lowered, max(0, at - back))
-        if found is None:
-            continue
-        groups = found.groupdict()
-        value = int(groups["value"])
-        if groups.get("metric"):
-            name = groups["metric"].rpartition("/")[2] or groups["metric"]
-            return {"name": name, "value": value}, value == 0
-        what = _WHAT.get(groups["what"], groups["what"])
-        limit: dict[str, Any] = {"name": f"{what}_per_{_PER[groups['per']]}", "value": value}
-        used = int(groups["used"]) if groups.get("used") else None
-        requested = int(groups["requested"]) if groups.get("requested") else None
-        if used is not None or requested is not None:
-            limit["observed"] = (used or 0) + (requested or 0)
-        return limit, value == 0 or (requested is not None and requested > value)
-    return None, False
+    return stated_limit(found), never_met(found)
 
 
 def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, Any] | None:

@@ -225,7 +225,8 @@ def deciding_rows() -> Iterator[set[tuple[str, int]]]:
     """Collect ``(provider, index)`` of every ``TABLE`` row that decides inside the block.
 
     A table is tried in order and the first row that matches decides, so the rows whose
-    ``matches`` answers true are exactly the rows that decided something. This is the one
+    ``holds`` answers true (``first_match`` asks it of the rows whose ids it found) are
+    exactly the rows that decided something. This is the one
     place in the tests that knows how rows are tried: if the engine changes, change it here.
     """
     from normalize_errors._rules import Rule
@@ -237,16 +238,16 @@ def deciding_rows() -> Iterator[set[tuple[str, int]]]:
         for position, row in enumerate(getattr(module, "TABLE", ())):
             index[id(row)] = (name, position)
     hits: set[tuple[str, int]] = set()
-    original = Rule.matches
+    original = Rule.holds
 
-    def matches(row: Rule, facts: Any) -> bool:
+    def holds(row: Rule, facts: Any) -> bool:
         answer = original(row, facts)
         if answer and id(row) in index:
             hits.add(index[id(row)])
         return answer
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Rule, "matches", matches)
+        patch.setattr(Rule, "holds", holds)
         yield hits
 
 

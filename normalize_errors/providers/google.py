@@ -141,9 +141,9 @@ class _QuotaRule(Rule):
 
     __slots__ = ()
 
-    def matches(self, facts: Facts) -> bool:
+    def holds(self, facts: Facts) -> bool:
         """The row's own conditions, and some ``QuotaFailure`` quota id says per day."""
-        if not super().matches(facts):
+        if not super().holds(facts):
             return False
         for violation in sequence(facts.extra.get("violations")):
             quota = violation.get("quotaId") if isinstance(violation, dict) else None
