@@ -425,24 +425,23 @@ def _read(error: Any, facts: Facts) -> int | None:
         facts.message = message
     ids: list[Any] = []
     extra: dict[str, Any] = {}
-    body_code: int | None = None
     status = text_of(error.get("status"))
     if status and _CANONICAL.fullmatch(status):
         facts.vendor_code = status
     code = error.get("code")
-    if isinstance(code, str) and code and integer(code) is None:
+    body_code = integer(code)
+    if body_code is None and isinstance(code, str) and code:
         # The Interactions API reportedly sends a string code ("invalid_request").
         ids.append(code)
         if facts.vendor_code is None:
             facts.vendor_code = code
-    elif integer(code) is not None:
-        body_code = integer(code)
     reason = _read_details(error.get("details"), ids, extra)
-    for item in sequence(error.get("errors")):
-        # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
-        if isinstance(item, dict) and isinstance(item.get("reason"), str):
-            ids.append(item["reason"])
-            reason = reason or item["reason"]
+    if "errors" in error:
+        for item in sequence(error["errors"]):
+            # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
+            if isinstance(item, dict) and isinstance(item.get("reason"), str):
+                ids.append(item["reason"])
+                reason = reason or item["reason"]
     if reason:
         facts.vendor_type = reason
     if ids:
@@ -572,9 +571,13 @@ _FUNCTION: Final = GOOGLE_FUNCTION.compiled()
 
 def _api_error(exc: BaseException, qualname: str) -> HarnessError:
     """A ``google.genai.errors.APIError`` (or subclass): an HTTP, stream or Live API error."""
-    response = field(exc, "response")
-    details = field(exc, "details")
-    code = integer(field(exc, "code"))
+    try:
+        response: Any = getattr(exc, "response", None)
+        details: Any = getattr(exc, "details", None)
+        code: Any = getattr(exc, "code", None)
+    except Exception:  # a hostile exception object: what can be read, one member at a time
+        response, details, code = field(exc, "response"), field(exc, "details"), field(exc, "code")
+    code = integer(code)
     if response is None and code is not None and 1000 <= code <= 4999:
         return _closed(code, details, qualname)
     headers = _headers_of(response)

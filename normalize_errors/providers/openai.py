@@ -379,6 +379,10 @@ def _inner(body: Any) -> Any:
     return body
 
 
+_OWN: Final = frozenset({"message", "code", "type", "param"})
+"""The members of OpenAI's own error object; ``_read_more`` reads the others that servers add."""
+
+
 def _read(error: Any, facts: Facts) -> None:
     """Fill ``facts`` from an OpenAI-shaped error object (a dict, a string or anything)."""
     if isinstance(error, str):
@@ -403,6 +407,15 @@ def _read(error: Any, facts: Facts) -> None:
     param = error.get("param")
     if isinstance(param, str):
         extra["param"] = param
+    if not error.keys() <= _OWN:
+        _read_more(error, facts, extra)
+    if extra:
+        facts.extra = {**facts.extra, **extra}
+
+
+def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> None:
+    """The members other servers add to OpenAI's four (Azure, OpenRouter, Groq, llama.cpp,
+    Cloudflare, NVIDIA NIM): more ids into ``facts``, what to keep into ``extra``."""
     inner = error.get("innererror")
     if isinstance(inner, dict):
         facts.more_ids = [*facts.more_ids, text_of(inner.get("code"))]
@@ -417,8 +430,6 @@ def _read(error: Any, facts: Facts) -> None:
         number = error.get(name)
         if type(number) is int:
             extra[name] = number
-    if extra:
-        facts.extra = {**facts.extra, **extra}
     listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
     if facts.message is None and isinstance(listed, list) and listed:
         first = listed[0]
