@@ -83,7 +83,6 @@ def facts_of(
     status: int | None,
     headers: Any,
     body: Any,
-    *,
     exception: str | None = None,
     in_stream: bool = False,
     source: BaseException | None = None,
@@ -98,15 +97,7 @@ def facts_of(
     else:
         text, parsed = "", body
     facts = Facts(
-        sdk.name,
-        status=status,
-        headers=headers,
-        body=parsed,
-        text=text,
-        id_headers=sdk.id_headers,
-        exception=exception,
-        in_stream=in_stream,
-        source=source,
+        sdk.name, status, headers, parsed, text, exception, source, in_stream, sdk.id_headers
     )
     sdk.read_body(parsed, facts)
     if parsed is None and text and not facts.message and len(text) < 2048:
@@ -142,15 +133,8 @@ def read_exception(
         headers = field(field(exc, "response", "raw_response"), "headers")
         body = field(exc, "body")
     status = integer(status)
-    facts = facts_of(
-        sdk,
-        status,
-        headers,
-        body,
-        exception=qualname(exc),
-        in_stream=fixed is None and status is not None and 200 <= status <= 299,
-        source=exc,
-    )
+    in_stream = fixed is None and status is not None and 200 <= status <= 299
+    facts = facts_of(sdk, status, headers, body, qualname(exc), in_stream, exc)
     if adjust is not None:
         err = adjust(name, exc, facts)
         if err is False:

@@ -93,32 +93,35 @@ class Facts:
     def __init__(
         self,
         provider: str,
-        *,
         status: int | None = None,
         headers: Any = None,
         body: Any = None,
         text: str = "",
+        exception: str | None = None,
+        source: BaseException | None = None,
+        in_stream: bool = False,
+        id_headers: tuple[str, ...] = (),
+        *,
         message: str | None = None,
         vendor_code: str | None = None,
         vendor_type: str | None = None,
         ids: Iterable[Any] = (),
         request_id: str | None = None,
-        id_headers: tuple[str, ...] = (),
-        exception: str | None = None,
         stop_reason: str | None = None,
-        in_stream: bool = False,
         attempts: int | None = None,
-        source: BaseException | None = None,
         wait: float | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
+        # The first nine may be given in order (``_path.facts_of`` does: a failure's path
+        # passes them all, and positions cost less than names); the rest by name.
         self.provider = provider
         self.status = status
         self.raw_headers = headers
         self._headers: Mapping[str, str] | None = None
         self.body = body
         self.text = text
-        self.message = message
+        self._message = message
+        self.lowered = "" if not message else message[:MAX_MESSAGE].lower()
         self.vendor_code = vendor_code
         """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
         self.vendor_type = vendor_type
@@ -654,15 +657,8 @@ def build(
     if model_feedback is None and code in _stated.TOOL_CODES:
         model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)
         location = location or stated
-    return HarnessError._decided(
-        code,
-        retryable,
-        facts,  # detail, retry_after, attempts, limit and upstream: read on first use
-        detail=detail,
-        model_feedback=model_feedback,
-        limit=limit,
-        location=location,
-    )
+    # detail, retry_after, attempts, limit and upstream: read from the facts on first use
+    return HarnessError._decided(code, retryable, facts, detail, model_feedback, limit, location)
 
 
 def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
