@@ -56,6 +56,10 @@ __all__ = [
 ]
 
 
+_PAIRS: dict[tuple[str | None, str | None], frozenset[str]] = {}
+"""``Facts.ids`` of a vendor code and type alone, kept (a provider repeats a few pairs)."""
+
+
 class Facts:
     """What an upstream said about one failure, as read by an adapter.
 
@@ -153,10 +157,16 @@ class Facts:
     @property
     def ids(self) -> frozenset[str]:
         """Every code, type and reason the vendor gave, in lower case (rules match these)."""
+        pair = (self.vendor_code, self.vendor_type)
+        if not self.more_ids:  # the usual case: a code and a type, seen again and again
+            found = _PAIRS.get(pair)
+            if found is None:
+                if len(_PAIRS) >= 512:
+                    _PAIRS.clear()  # hostile input: codes that never repeat
+                found = _PAIRS[pair] = frozenset(v.lower() for v in pair if v)
+            return found
         names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
-        for value in (self.vendor_code, self.vendor_type):
-            if value:
-                names.add(value.lower())
+        names.update(v.lower() for v in pair if v)
         return frozenset(names)
 
     @property
