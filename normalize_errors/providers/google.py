@@ -196,6 +196,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         retryable=True,
         ids=_RATE_IDS,
     ),
+    rule(
+        "upstream.overloaded",
+        "`UNAVAILABLE` (503): the model is overloaded, also for 'Deadline expired before "
+        "operation could complete.' (a status of one meaning: it comes before the wordings)",
+        retryable=True,
+        ids=["UNAVAILABLE"],
+    ),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
     rule(
         "upstream.rate_limited",
@@ -238,13 +245,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         "accepts; shrink it",
         retryable=False,
         words=("payload size exceeds the limit",),
-    ),
-    rule(
-        "upstream.overloaded",
-        "`UNAVAILABLE` (503): the model is overloaded, also for 'Deadline expired before "
-        "operation could complete.'",
-        retryable=True,
-        ids=["UNAVAILABLE"],
     ),
     rule(
         "upstream.overloaded",
@@ -459,6 +459,9 @@ def _looks_html(text: str) -> bool:
     return "html" in head or "<head" in head or "<body" in head
 
 
+_ID_HEADERS: Final = ("x-request-id", "x-goog-request-id")
+
+
 def _facts(
     status: int | None,
     headers: Any,
@@ -468,14 +471,7 @@ def _facts(
     exception: str | None = None,
     in_stream: bool = False,
 ) -> Facts:
-    facts = Facts(
-        NAME,
-        headers=headers,
-        body=body,
-        id_headers=("x-request-id", "x-goog-request-id"),
-        exception=exception,
-        in_stream=in_stream,
-    )
+    facts = Facts(NAME, None, headers, body, "", exception, None, in_stream, _ID_HEADERS)
     body_code = _read(_inner(body), facts)
     message = facts.message
     if isinstance(message, str) and _looks_html(message):
@@ -575,12 +571,13 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
         response: Any = getattr(exc, "response", None)
         details: Any = getattr(exc, "details", None)
         code: Any = getattr(exc, "code", None)
+        headers = None if response is None else getattr(response, "headers", None)
     except Exception:  # a hostile exception object: what can be read, one member at a time
         response, details, code = field(exc, "response"), field(exc, "details"), field(exc, "code")
+        headers = field(response, "headers")
     code = integer(code)
     if response is None and code is not None and 1000 <= code <= 4999:
         return _closed(code, details, qualname)
-    headers = _headers_of(response)
     http = _response_status(response)
     in_stream = http is not None and 200 <= http <= 299 and code is not None and code >= 400
     if isinstance(details, str):
