@@ -83,6 +83,7 @@ def facts_of(
     status: int | None,
     headers: Any,
     body: Any,
+    *,
     exception: str | None = None,
     in_stream: bool = False,
     source: BaseException | None = None,
@@ -96,9 +97,9 @@ def facts_of(
         text, parsed = body_text(body), parse_body(body)
     else:
         text, parsed = "", body
-    facts = Facts(
-        sdk.name, status, headers, parsed, text, exception, source, in_stream, sdk.id_headers
-    )
+    facts = Facts(sdk.name, status, headers, parsed, text)
+    facts.exception, facts.source, facts.in_stream = exception, source, in_stream
+    facts.id_headers = sdk.id_headers
     sdk.read_body(parsed, facts)
     if parsed is None and text and not facts.message and len(text) < 2048:
         plain = text.strip()
@@ -134,7 +135,9 @@ def read_exception(
         body = field(exc, "body")
     status = integer(status)
     in_stream = fixed is None and status is not None and 200 <= status <= 299
-    facts = facts_of(sdk, status, headers, body, qualname(exc), in_stream, exc)
+    facts = facts_of(
+        sdk, status, headers, body, exception=qualname(exc), in_stream=in_stream, source=exc
+    )
     if adjust is not None:
         err = adjust(name, exc, facts)
         if err is False:

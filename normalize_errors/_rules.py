@@ -101,11 +101,11 @@ class Facts:
         headers: Any = None,
         body: Any = None,
         text: str = "",
+        *,
         exception: str | None = None,
         source: BaseException | None = None,
         in_stream: bool = False,
         id_headers: tuple[str, ...] = (),
-        *,
         message: str | None = None,
         vendor_code: str | None = None,
         vendor_type: str | None = None,
@@ -116,8 +116,8 @@ class Facts:
         wait: float | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
-        # The first nine may be given in order (``_path.facts_of`` does: a failure's path
-        # passes them all, and positions cost less than names); the rest by name.
+        # The first five may be given in order (``_path.facts_of`` does: positions cost
+        # less than names on the path every failure takes); the rest by name.
         self.provider = provider
         self.status = status
         self.raw_headers = headers
@@ -668,7 +668,17 @@ def build(
         model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)
         location = location or stated
     # detail, retry_after, attempts, limit and upstream: read from the facts on first use
-    return HarnessError._decided(code, retryable, facts, detail, model_feedback, limit, location)
+    if detail is None and model_feedback is None and limit is None and location is None:
+        return HarnessError._decided(code, retryable, facts)  # most errors: nothing given
+    return HarnessError._decided(
+        code,
+        retryable,
+        facts,
+        detail=detail,
+        model_feedback=model_feedback,
+        limit=limit,
+        location=location,
+    )
 
 
 def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:

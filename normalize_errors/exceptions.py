@@ -282,6 +282,7 @@ class HarnessError(Exception):
         code: str,
         retryable: bool,
         pending: Pending,
+        *,
         detail: str | None = None,
         model_feedback: str | None = None,
         limit: Mapping[str, Any] | None = None,

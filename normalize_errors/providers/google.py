@@ -471,7 +471,8 @@ def _facts(
     exception: str | None = None,
     in_stream: bool = False,
 ) -> Facts:
-    facts = Facts(NAME, None, headers, body, "", exception, None, in_stream, _ID_HEADERS)
+    facts = Facts(NAME, None, headers, body)
+    facts.exception, facts.in_stream, facts.id_headers = exception, in_stream, _ID_HEADERS
     body_code = _read(_inner(body), facts)
     message = facts.message
     if isinstance(message, str) and _looks_html(message):
