@@ -145,9 +145,8 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
             retryable=False,
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )
-    provider = _provider_name(provider)
     try:
-        err = _normalize(exc, provider)
+        err = _normalize(exc, provider if isinstance(provider, str) else None)
     except Exception as bug:  # a bug here must never hide the caller's exception
         err = HarnessInternalError(
             f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",

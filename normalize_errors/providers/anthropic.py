@@ -308,10 +308,9 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
         request_id = text_of(field(exc, "request_id"))
         if request_id:  # the SDK's copy of the header comes first, then the body's
             facts.request_id = request_id
-    if facts.vendor_type is None:
-        facts.vendor_type = text_of(field(exc, "type"))
-    if facts.vendor_code is None:
-        facts.vendor_code = text_of(field(exc, "error_code"))
+    if not isinstance(facts.body, dict):  # the SDK's copies of the body's type and code
+        facts.vendor_type = facts.vendor_type or text_of(field(exc, "type"))
+        facts.vendor_code = facts.vendor_code or text_of(field(exc, "error_code"))
     if name == "WorkloadIdentityError" and facts.status is not None:
         by_status, again = status_code(facts.status)
         if again:  # the token endpoint was busy or down, not the credentials refused
