@@ -220,6 +220,14 @@ class Facts:
             limit = _stated.rate_limit_headers(self.headers)
         return wait, attempts, limit
 
+    def keep(self, members: Mapping[str, Any]) -> None:
+        """Keep ``members`` in ``upstream`` (they win over kept members of the same name).
+
+        ``extra`` is replaced, never changed in place (it may be shared); ``members`` itself
+        may become it, so pass a mapping nothing changes afterwards.
+        """
+        self.extra = {**self.extra, **members} if self.extra else members
+
     def upstream(self) -> dict[str, Any]:
         """The ``upstream`` member (see ``upstream_of``)."""
         return upstream_of(self)
@@ -689,7 +697,7 @@ def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
     """
     pending = err._pending
     if isinstance(pending, Facts):
-        pending.extra = {**pending.extra, **members}
+        pending.keep(dict(members))
     else:
         err.upstream = {**err.upstream, **members}
 

@@ -447,7 +447,7 @@ def _read(error: Any, facts: Facts) -> int | None:
     if ids:
         facts.more_ids = ids
     if extra:
-        facts.extra = {**facts.extra, **extra}
+        facts.keep(extra)
     return body_code
 
 
@@ -595,7 +595,7 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
         }
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
     if in_stream:
-        facts.extra = {**facts.extra, "status": http}  # the stream's own status
+        facts.keep({"status": http})  # the stream's own status
     return _decide(facts)
 
 
@@ -605,7 +605,7 @@ def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
     if isinstance(reason, dict):
         _read(_inner(reason), facts)
     facts.exception = qualname
-    facts.extra = {**facts.extra, "close_code": code}
+    facts.keep({"close_code": code})
     for row in TABLE:
         if row.matches(facts):
             return _decide(facts)
@@ -630,7 +630,8 @@ def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError 
     if name == "interactions.APIWebSocketError":
         close = integer(field(exc, "close_code"))
         server = text_of(field(exc, "server_code"))
-        facts.extra = {**facts.extra, **({"close_code": close} if close else {})}
+        if close:
+            facts.keep({"close_code": close})
         if server:
             facts.vendor_code = server
         if status is None and not server:
@@ -693,7 +694,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
         exception="builtins.TypeError",
         in_stream=True,
     )
-    facts.extra = {**facts.extra, "sdk_error": short(str(exc), 256)}
+    facts.keep({"sdk_error": short(str(exc), 256)})
     return _decide(facts)
 
 

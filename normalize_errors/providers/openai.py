@@ -407,10 +407,10 @@ def _read(error: Any, facts: Facts) -> None:
     param = error.get("param")
     if isinstance(param, str):
         extra["param"] = param
-    if not error.keys() <= _OWN:
+    if not _OWN.issuperset(error):
         _read_more(error, facts, extra)
     if extra:
-        facts.extra = {**facts.extra, **extra}
+        facts.keep(extra)
 
 
 def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> None:
