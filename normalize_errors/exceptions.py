@@ -203,6 +203,21 @@ class HarnessError(Exception):
     _category: ClassVar[str | None] = None
     _pending: Pending | None = None
     _unread: Pending | None = None
+    # What an error of ``_decided`` has until it is set (``__init__`` sets every member):
+    _type: str | None = IANA_TYPE
+    _detail: str | None = None
+    status: int | None = None
+    instance: str | None = None
+    _model_feedback: str | None = None
+    _retry_after: float | None = None
+    _attempts: int | None = None
+    max_attempts: int | None = None
+    _limit: Limit | None = None
+    _location: Location | None = None
+    _upstream: dict[str, Any] | None = None
+    untrusted: bool = False
+    result: Any = None
+    chunks: list[Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -1000,26 +1015,12 @@ def _template(code: str) -> dict[str, Any]:
     found = _TEMPLATES.get(code)
     if found is None:
         info = code_info(code)
-        found = _TEMPLATES[code] = {
+        found = _TEMPLATES[code] = {  # the rest are the class's defaults
             "code": code,
             "_info": info,
-            "_type": IANA_TYPE,
             "_title": info.title,
-            "status": None,
-            "_detail": None,
-            "instance": None,
             "_origin": info.origin,
             "_model_recoverable": info.model_recoverable,
-            "_model_feedback": None,
-            "_retry_after": None,
-            "_attempts": None,
-            "max_attempts": None,
-            "_limit": None,
-            "_location": None,
-            "_upstream": None,
-            "untrusted": False,
-            "result": None,
-            "chunks": None,
         }
     return found
 
