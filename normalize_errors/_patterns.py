@@ -234,11 +234,6 @@ GOOGLE_CANONICAL: Final = _pattern(
     None,
     "fullmatch on a status of any length: one attempt that stops after 64 characters.",
 )
-GOOGLE_DAILY: Final = _pattern(
-    r"(?i)per(?:day|month)",
-    256,
-    "search for a literal in a quota id cut to 256 characters.",
-)
 GOOGLE_FUNCTION: Final = _pattern(
     r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})",
     MAX_MESSAGE,

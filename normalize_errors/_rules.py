@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from . import _stated
@@ -71,13 +71,14 @@ class Facts:
     """
 
     __slots__ = (
+        "_extra",
         "_headers",
+        "_later",
         "_message",
         "_request_id",
         "attempts",
         "body",
         "exception",
-        "extra",
         "id_headers",
         "in_stream",
         "lowered",
@@ -140,7 +141,8 @@ class Facts:
         self.attempts = attempts
         self.source = source
         self.wait = wait
-        self.extra: Mapping[str, Any] = extra or {}
+        self._extra: Mapping[str, Any] = extra or {}
+        self._later: Callable[[], Mapping[str, Any]] | None = None
         self.stated: re.Match[str] | None = None
         """Where the message states a rate limit, when the decision read it (``build``)."""
 
@@ -166,7 +168,10 @@ class Facts:
                 found = _PAIRS[pair] = frozenset(v.lower() for v in pair if v)
             return found
         names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
-        names.update(v.lower() for v in pair if v)
+        if self.vendor_code:
+            names.add(self.vendor_code.lower())
+        if self.vendor_type:
+            names.add(self.vendor_type.lower())
         return frozenset(names)
 
     @property
@@ -219,6 +224,30 @@ class Facts:
         elif limit is None and code == "upstream.rate_limited" and self.raw_headers is not None:
             limit = _stated.rate_limit_headers(self.headers)
         return wait, attempts, limit
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        """Members kept in ``upstream``, the vendor's own (see ``keep`` and ``defer``)."""
+        later = self._later
+        if later is not None:
+            self._later = None
+            self._extra = {**later(), **self._extra}
+        return self._extra
+
+    @extra.setter
+    def extra(self, value: Mapping[str, Any]) -> None:
+        self._extra = value
+
+    def defer(self, members: Callable[[], Mapping[str, Any]]) -> None:
+        """Keep what ``members()`` returns, called when ``extra`` is first read.
+
+        For a reader's members that no decision needs (Gemini's help links, its field
+        violations): they are read only if someone reads ``upstream`` or a hint. They come
+        before the members kept with ``keep``, which win over them.
+        """
+        if self._later is not None:
+            self.extra  # noqa: B018 - an earlier deferral is read first, in order
+        self._later = members
 
     def keep(self, members: Mapping[str, Any]) -> None:
         """Keep ``members`` in ``upstream`` (they win over kept members of the same name).

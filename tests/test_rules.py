@@ -97,3 +97,43 @@ def test_retry_hints_in_messages(message: str | None, seconds: float | None) -> 
 def test_context_limits_in_messages(message: str, limit: dict[str, int] | None) -> None:
     """The limit a context-window message states."""
     assert context_limit(message) == limit
+
+
+def test_deferred_members_are_read_once_on_first_use_and_kept_members_win() -> None:
+    calls: list[int] = []
+
+    def later() -> dict[str, object]:
+        calls.append(1)
+        return {"help": ["https://example.test/help"], "domain": "deferred"}
+
+    facts = Facts("google", status=429, vendor_code="RESOURCE_EXHAUSTED")
+    facts.defer(later)
+    facts.keep({"domain": "kept"})  # reads the deferred members first: they come first
+    assert calls == [1]
+    assert list(facts.extra) == ["help", "domain"]
+    assert facts.extra["domain"] == "kept"
+    facts.defer(later)
+    facts.defer(lambda: {"second": True})  # an earlier deferral is read before the next
+    assert calls == [1, 1]
+    assert facts.extra["second"] is True
+    assert calls == [1, 1]
+
+
+def test_an_error_reads_deferred_members_only_when_upstream_or_a_hint_is_read() -> None:
+    from normalize_errors._rules import build
+
+    calls: list[int] = []
+
+    def later() -> dict[str, object]:
+        calls.append(1)
+        return {"retry_delay": "26s"}
+
+    facts = Facts("google", status=429, vendor_code="RESOURCE_EXHAUSTED")
+    facts.defer(later)
+    err = build("upstream.rate_limited", True, facts)
+    assert err.code == "upstream.rate_limited"
+    assert calls == []  # deciding needed none of them
+    assert err.retry_after == 26.0
+    assert calls == [1]
+    assert err.upstream["retry_delay"] == "26s"
+    assert calls == [1]

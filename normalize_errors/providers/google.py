@@ -59,12 +59,12 @@ which have cassettes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Final
 
 from .._path import fixed_error, message_of, note_cause
-from .._patterns import GOOGLE_CANONICAL, GOOGLE_DAILY, GOOGLE_FUNCTION, MAX_MESSAGE
+from .._patterns import GOOGLE_CANONICAL, GOOGLE_FUNCTION, MAX_MESSAGE
 from .._rules import (
     CONTEXT_COUNT,
     CONTEXT_COUNT_WORDS,
@@ -104,7 +104,6 @@ ROOTS: Final = ("google.genai",)
 _CANONICAL: Final = GOOGLE_CANONICAL.compiled()
 """A canonical status (``RESOURCE_EXHAUSTED``), as opposed to an HTTP reason phrase."""
 
-_DAILY: Final = GOOGLE_DAILY.compiled()
 
 _CREDENTIAL_REASONS: Final = (
     "API_KEY_INVALID",
@@ -142,13 +141,15 @@ class _QuotaRule(Rule):
     __slots__ = ()
 
     def holds(self, facts: Facts) -> bool:
-        """The row's own conditions, and some ``QuotaFailure`` quota id says per day."""
+        """The row's own conditions, and some quota id says per day (the ``QuotaFailure``
+        quota ids are among ``more_ids``, beside reasons that never say it)."""
         if not super().holds(facts):
             return False
-        for violation in sequence(facts.extra.get("violations")):
-            quota = violation.get("quotaId") if isinstance(violation, dict) else None
-            if isinstance(quota, str) and _DAILY.search(quota[:256]):
-                return True
+        for name in facts.more_ids:
+            if isinstance(name, str):
+                low = name[:256].lower()
+                if "perday" in low or "permonth" in low:
+                    return True
         return False
 
 
@@ -366,29 +367,45 @@ def _violations(detail: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | None:
-    """Read the ``google.rpc`` details list into ``ids`` and ``extra``; the first reason."""
-    reason: str | None = None
+def _kinds(details: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The ``google.rpc`` details of a body (at most 32), as (kind, detail): ``ErrorInfo``, ..."""
     if not isinstance(details, list):
-        return None
+        return
     for detail in details[:32]:
-        if not isinstance(detail, dict):
-            continue
-        kind = detail.get("@type")
-        kind = kind.rpartition(".")[2] if isinstance(kind, str) else ""
+        kind = detail.get("@type") if isinstance(detail, dict) else None
+        if isinstance(kind, str):
+            yield kind.rpartition(".")[2], detail
+
+
+def _read_ids(details: Any, ids: list[Any]) -> str | None:
+    """The ids the decision reads in the details (ErrorInfo reasons and QuotaFailure quota
+    ids, into ``ids``); returns the first reason."""
+    reason: str | None = None
+    for kind, detail in _kinds(details):
         if kind == "ErrorInfo":
             found = text_of(detail.get("reason"))
             if found:
                 ids.append(found)
                 reason = reason or found
+        elif kind == "QuotaFailure":
+            for item in sequence(detail.get("violations")):
+                if isinstance(item, dict):
+                    ids.append(item.get("quotaId"))
+    return reason
+
+
+def _details_extra(details: Any) -> dict[str, Any]:
+    """What the details say beyond the ids, for ``upstream`` and the retry hint (read only
+    when one of them is read): domain, metadata, violations, retry delay, fields, help."""
+    extra: dict[str, Any] = {}
+    for kind, detail in _kinds(details):
+        if kind == "ErrorInfo":
             if isinstance(detail.get("domain"), str):
                 extra.setdefault("domain", detail["domain"])
             if isinstance(detail.get("metadata"), dict):
                 extra.setdefault("metadata", detail["metadata"])
         elif kind == "QuotaFailure":
-            violations = _violations(detail)
-            ids.extend(v.get("quotaId") for v in violations)
-            extra.setdefault("violations", []).extend(violations)
+            extra.setdefault("violations", []).extend(_violations(detail))
         elif kind == "RetryInfo":
             delay = detail.get("retryDelay")
             if isinstance(delay, str):
@@ -409,7 +426,7 @@ def _read_details(details: Any, ids: list[Any], extra: dict[str, Any]) -> str | 
             ]
             if links:
                 extra["help"] = links
-    return reason
+    return extra
 
 
 def _read(error: Any, facts: Facts) -> int | None:
@@ -424,7 +441,6 @@ def _read(error: Any, facts: Facts) -> int | None:
     if isinstance(message, str):
         facts.message = message
     ids: list[Any] = []
-    extra: dict[str, Any] = {}
     status = text_of(error.get("status"))
     if status and _CANONICAL.fullmatch(status):
         facts.vendor_code = status
@@ -435,7 +451,10 @@ def _read(error: Any, facts: Facts) -> int | None:
         ids.append(code)
         if facts.vendor_code is None:
             facts.vendor_code = code
-    reason = _read_details(error.get("details"), ids, extra)
+    details = error.get("details")
+    reason = _read_ids(details, ids)
+    if isinstance(details, list) and details:
+        facts.defer(lambda: _details_extra(details))
     if "errors" in error:
         for item in sequence(error["errors"]):
             # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
@@ -446,8 +465,6 @@ def _read(error: Any, facts: Facts) -> int | None:
         facts.vendor_type = reason
     if ids:
         facts.more_ids = ids
-    if extra:
-        facts.keep(extra)
     return body_code
 
 
