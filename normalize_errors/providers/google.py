@@ -102,6 +102,27 @@ ROOTS: Final = ("google.genai",)
 """The modules whose exceptions this adapter reads."""
 
 _CANONICAL: Final = GOOGLE_CANONICAL.compiled()
+_STATUSES: Final = frozenset(
+    {
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    }
+)
+"""The canonical statuses of errors (google.rpc.Code), known without the pattern."""
 """A canonical status (``RESOURCE_EXHAUSTED``), as opposed to an HTTP reason phrase."""
 
 
@@ -442,7 +463,7 @@ def _read(error: Any, facts: Facts) -> int | None:
         facts.message = message
     ids: list[Any] = []
     status = text_of(error.get("status"))
-    if status and _CANONICAL.fullmatch(status):
+    if status and (status in _STATUSES or _CANONICAL.fullmatch(status)):
         facts.vendor_code = status
     code = error.get("code")
     body_code = integer(code)
@@ -589,14 +610,16 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
         response: Any = getattr(exc, "response", None)
         details: Any = getattr(exc, "details", None)
         code: Any = getattr(exc, "code", None)
-        headers = None if response is None else getattr(response, "headers", None)
+        headers = http = None
+        if response is not None:  # httpx's and requests' status_code, aiohttp's status
+            headers = getattr(response, "headers", None)
+            http = getattr(response, "status_code", None) or getattr(response, "status", None)
     except Exception:  # a hostile exception object: what can be read, one member at a time
         response, details, code = field(exc, "response"), field(exc, "details"), field(exc, "code")
-        headers = field(response, "headers")
-    code = integer(code)
+        headers, http = field(response, "headers"), _response_status(response)
+    code, http = integer(code), integer(http)
     if response is None and code is not None and 1000 <= code <= 4999:
         return _closed(code, details, qualname)
-    http = _response_status(response)
     in_stream = http is not None and 200 <= http <= 299 and code is not None and code >= 400
     if isinstance(details, str):
         parsed = parse_body(details)
