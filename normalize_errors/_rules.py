@@ -363,6 +363,8 @@ def rule(
 
 Entry = tuple[str, "tuple[str, bool] | None"]
 _ENTRIES: dict[tuple[type, str | tuple[str, ...]], Entry | None] = {}
+"""``class_entry``'s answers (``None`` too: a class no entry names)."""
+_UNSEEN: Final[Entry] = ("", None)
 
 
 def class_entry(
@@ -379,8 +381,9 @@ def class_entry(
     """
     cls = type(exc)
     key = (cls, roots)
-    if key in _ENTRIES:
-        return _ENTRIES[key]
+    known = _ENTRIES.get(key, _UNSEEN)
+    if known is not _UNSEEN:
+        return known
     under = (roots,) if isinstance(roots, str) else roots
     found: Entry | None = None
     for klass in cls.__mro__:
