@@ -74,6 +74,7 @@ class Facts:
         "_extra",
         "_headers",
         "_later",
+        "_lowered",
         "_message",
         "_request_id",
         "attempts",
@@ -81,7 +82,6 @@ class Facts:
         "exception",
         "id_headers",
         "in_stream",
-        "lowered",
         "more_ids",
         "provider",
         "raw_headers",
@@ -126,7 +126,7 @@ class Facts:
         self.body = body
         self.text = text
         self._message = message
-        self.lowered = "" if not message else message[:MAX_MESSAGE].lower()
+        self._lowered: str | None = None
         self.vendor_code = vendor_code
         """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
         self.vendor_type = vendor_type
@@ -148,13 +148,23 @@ class Facts:
 
     @property
     def message(self) -> str | None:
-        """The vendor's message; setting it also sets ``lowered``, which rules match."""
+        """The vendor's message (rules match ``lowered``, its lower-case form)."""
         return self._message
 
     @message.setter
     def message(self, value: str | None) -> None:
         self._message = value
-        self.lowered = "" if not value else value[:MAX_MESSAGE].lower()
+        self._lowered = None
+
+    @property
+    def lowered(self) -> str:
+        """The message in lower case, cut to ``MAX_MESSAGE`` (rules match this; made when
+        first asked: a failure decided by its codes never needs it)."""
+        found = self._lowered
+        if found is None:
+            message = self._message
+            found = self._lowered = "" if not message else message[:MAX_MESSAGE].lower()
+        return found
 
     @property
     def ids(self) -> frozenset[str]:
