@@ -14,7 +14,13 @@ Facts worth knowing (see ``TABLE`` for the mapping):
   for a body that is not JSON;
 * the identifiers the table matches are the canonical status, every
   ``google.rpc.ErrorInfo`` reason (``API_KEY_INVALID`` arrives as a 400
-  ``INVALID_ARGUMENT``) and every ``QuotaFailure`` quota id;
+  ``INVALID_ARGUMENT``) and every ``QuotaFailure`` quota id; the table reads the
+  credential reasons and the statuses of one meaning (``RESOURCE_EXHAUSTED``,
+  ``UNAVAILABLE``) before the message's words, and the generic statuses
+  (``INVALID_ARGUMENT``, ``INTERNAL``, ...) last, after the words and the HTTP status;
+* the decision reads only the ids of ``details``; the rest (domain, metadata,
+  violations, ``RetryInfo``, field violations, help links) is read when ``upstream``
+  or ``retry_after`` is first read;
 * the wait is in ``RetryInfo.retryDelay`` (``"26s"``), which the SDK never reads; a
   daily or zero free-tier quota cannot be waited out, whatever ``RetryInfo`` says;
 * an ``{"error": ...}`` chunk inside a stream raises ``ClientError``/``ServerError``
@@ -188,13 +194,6 @@ TABLE: Final[tuple[Rule, ...]] = (
         retryable=False,
         ids=_CREDENTIAL_REASONS,
     ),
-    rule(
-        "upstream.authentication_failed",
-        "the message says the API key is not valid or expired (a body without its "
-        "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
-        retryable=False,
-        words=("api key not valid", "api key expired", "api_key_invalid", "invalid api key"),
-    ),
     _quota_rule(
         "upstream.rate_limited",
         "`RESOURCE_EXHAUSTED` with a QuotaFailure violation whose quotaId is per day (or "
@@ -224,6 +223,13 @@ TABLE: Final[tuple[Rule, ...]] = (
         "operation could complete.' (a status of one meaning: it comes before the wordings)",
         retryable=True,
         ids=["UNAVAILABLE"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "the message says the API key is not valid or expired (a body without its "
+        "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
+        retryable=False,
+        words=("api key not valid", "api key expired", "api_key_invalid", "invalid api key"),
     ),
     rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
     rule(
@@ -402,7 +408,13 @@ def _read_ids(details: Any, ids: list[Any]) -> str | None:
     """The ids the decision reads in the details (ErrorInfo reasons and QuotaFailure quota
     ids, into ``ids``); returns the first reason."""
     reason: str | None = None
-    for kind, detail in _kinds(details):
+    if not isinstance(details, list):
+        return None
+    for detail in details[:32]:  # as _kinds, without a generator: this is on every path
+        kind = detail.get("@type") if isinstance(detail, dict) else None
+        if not isinstance(kind, str):
+            continue
+        kind = kind.rpartition(".")[2]
         if kind == "ErrorInfo":
             found = text_of(detail.get("reason"))
             if found:
