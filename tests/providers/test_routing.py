@@ -70,3 +70,46 @@ def test_the_message_of_an_exception_whose_args_cannot_be_read() -> None:
 
     assert message_of(Hostile()) is None
     assert message_of(ValueError("plain")) == "plain"
+
+
+def test_an_unknown_provider_name_is_refused_naming_the_known_ones() -> None:
+    from normalize_errors.providers import NAMES, adapter
+
+    with pytest.raises(
+        ValueError, match="unknown provider 'mycorp'; expected one of anthropic, google, openai"
+    ):
+        adapter("mycorp")
+    import importlib
+
+    for name in NAMES:
+        assert adapter(name) is importlib.import_module(f"normalize_errors.providers.{name}")
+
+
+def raised_at_depth(depth: int, module: str) -> BaseException:
+    """A TypeError raised by code of ``module`` under ``depth`` calls of the user's own."""
+    import sys
+
+    inner: dict[str, Any] = {"__name__": module}
+    exec("def fail():\n    None + 1\n", inner)
+    outer: dict[str, Any] = {"__name__": "mycorp.walk", "fail": inner["fail"]}
+    exec("def down(n):\n    if n == 0:\n        fail()\n    down(n - 1)\n", outer)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, depth + 200))
+    try:
+        outer["down"](depth)
+    except TypeError as exc:
+        return exc
+    finally:
+        sys.setrecursionlimit(limit)
+    raise AssertionError("no exception was raised")
+
+
+def test_the_walk_to_the_innermost_frame_is_bounded() -> None:
+    """The frame that raised a builtin exception names its vendor (google-genai's own
+    TypeError), but the walk there stops after 1000 frames: a deeper traceback names none."""
+    from normalize_errors.providers import provider_of_traceback
+
+    assert provider_of_traceback(raised_at_depth(900, "google.genai.errors")) == "google"
+    assert provider_of_traceback(raised_at_depth(1500, "google.genai.errors")) is None
+    assert provider_of_traceback(raised_at_depth(10, "mycorp.tools")) is None
+    assert provider_of_traceback(TypeError("never raised")) is None

@@ -418,3 +418,82 @@ def test_the_agents_sdks_trace_exporter_does_not_spin() -> None:
         processor.shutdown(timeout=5)
     assert faults.waits == [3.0]
     assert len(exported) == 1  # the worker was alive throughout and drained its queue at the end
+
+
+def test_a_wait_that_is_no_number_is_not_noted() -> None:
+    """The patched sleeps note what converts to seconds and leave the rest out (they never
+    raise inside the SDK's retry loop)."""
+    from decimal import Decimal
+
+    with Faults() as faults:
+        time.sleep(Decimal("1.5"))  # type: ignore[arg-type]
+        time.sleep(None)  # type: ignore[arg-type]
+        time.sleep("soon")  # type: ignore[arg-type]
+        asyncio.run(asyncio.sleep("later"))  # type: ignore[call-overload]
+    assert faults.waits == [1.5]
+
+
+def test_only_the_libraries_installed_are_patched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where httpx2 or anyio is not installed (looked up when Faults starts), Faults patches
+    the rest and leaves those alone."""
+    import importlib.util
+
+    import anyio
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("httpx2", "anyio") else real(name, *a),
+    )
+    before = (httpx2.HTTPTransport.handle_request, anyio.sleep, httpx.HTTPTransport.handle_request)
+    with Faults():
+        assert httpx2.HTTPTransport.handle_request is before[0]
+        assert anyio.sleep is before[1]
+        assert httpx.HTTPTransport.handle_request is not before[2]
+    assert httpx.HTTPTransport.handle_request is before[2]
+
+
+def test_a_start_that_fails_half_way_undoes_what_it_patched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If patching fails part way (here the lookup of anyio raises), start() undoes the
+    patches already made and re-raises; the process is left as before and can start again."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def broken(name: str, package: str | None = None) -> object:
+        if name == "anyio":
+            raise RuntimeError("a broken import system")
+        return real(name, package)
+
+    before = (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep)
+    monkeypatch.setattr(importlib.util, "find_spec", broken)
+    with pytest.raises(RuntimeError, match="a broken import system"):
+        Faults().start()
+    assert (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep) == before
+    monkeypatch.undo()
+    with Faults() as faults:
+        time.sleep(2)
+    assert faults.waits == [2.0]
+
+
+def test_stop_removes_a_patch_of_an_inherited_method() -> None:
+    """A transport whose method is inherited (an SDK line that defines it on a base class):
+    stop() deletes the patch from the subclass, so the base's method shows through again,
+    instead of copying the base's onto the subclass."""
+
+    class Base:
+        def handle_request(self) -> str:
+            return "base"
+
+    class Transport(Base):
+        pass
+
+    faults = Faults()
+    faults._patch(Transport, "handle_request", lambda self: "patched")
+    assert Transport().handle_request() == "patched"
+    faults.stop()
+    assert Transport().handle_request() == "base"
+    assert "handle_request" not in vars(Transport)
