@@ -251,6 +251,35 @@ def test_pickled_cause_of_an_importable_class_keeps_its_class() -> None:
     assert type(loaded.__cause__) is openai.InternalServerError
 
 
+class OddArgs(Exception):
+    """A vendor class whose ``args`` is a property giving something that cannot pickle."""
+
+    reason: str
+
+    @property
+    def args(self) -> Any:
+        return lambda: None
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        pass
+
+
+def test_a_cause_whose_args_cannot_be_pickled_loads_without_them() -> None:
+    """The cause is pickled as a copy of its class with empty ``args`` and its attributes;
+    the live exception is not changed."""
+    exc = OddArgs()
+    exc.reason = "gateway said no"
+    err = normalize(exc)
+    loaded = pickle.loads(pickle.dumps(err))
+    assert loaded == err
+    cause = loaded.__cause__
+    assert isinstance(cause, OddArgs)
+    assert type(cause) is OddArgs
+    assert cause.reason == "gateway said no"
+    assert callable(exc.args)
+
+
 # -- classify --------------------------------------------------------------------------------------
 
 

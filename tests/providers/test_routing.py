@@ -113,3 +113,31 @@ def test_the_walk_to_the_innermost_frame_is_bounded() -> None:
     assert provider_of_traceback(raised_at_depth(1500, "google.genai.errors")) is None
     assert provider_of_traceback(raised_at_depth(10, "mycorp.tools")) is None
     assert provider_of_traceback(TypeError("never raised")) is None
+
+
+def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> None:
+    """``_path.read_exception`` with no ``adjust`` (the SDK-specific step every built-in
+    adapter passes) reads a real SDK status error from its status, headers and body alone,
+    to the answer the adapter gives. The body is the recorded one of the cassette."""
+    import openai
+
+    from normalize_errors._path import read_exception
+    from normalize_errors.providers import openai as openai_adapter
+
+    from ..support import recorded
+
+    status, headers, body = recorded("openai", "rate_limit_tpm_429")
+    http = http_library("openai")
+    request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = http.Response(status, headers=headers, content=body, request=request)
+    exc = openai.RateLimitError("rate limited", response=response, body=json.loads(body)["error"])
+    plain = read_exception(openai_adapter.SDK, exc)
+    assert plain is not None
+    adapted = normalize(exc)
+    assert (plain.code, plain.retryable, plain.retry_after) == (
+        adapted.code,
+        adapted.retryable,
+        adapted.retry_after,
+    )
+    assert plain.upstream["status"] == 429
+    assert read_exception(openai_adapter.SDK, ValueError("not the SDK's")) is None
