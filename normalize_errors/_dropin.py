@@ -77,7 +77,11 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     if isinstance(notes, list):  # tracebacks print them with the typed error: redact them
         state["__notes__"] = [redact(note) for note in notes if isinstance(note, str)]
     state[_PROBLEM] = problem
-    err.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+    try:
+        args = tuple(exc.args)
+    except Exception:  # a vendor ``args`` that is no sequence, or that raises: none kept
+        args = ()
+    err.args = tuple(redact(a) if isinstance(a, str) else a for a in args)
     err.__cause__ = exc
     return err
 

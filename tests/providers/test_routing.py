@@ -141,3 +141,23 @@ def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> Non
     )
     assert plain.upstream["status"] == 429
     assert read_exception(openai_adapter.SDK, ValueError("not the SDK's")) is None
+
+
+def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay helpers name what they cannot do: a provider with no SDK client to build,
+    and an SDK whose ``_base_client`` (a module made here) sends with neither httpx nor
+    httpx2; a Stainless SDK's library is found."""
+    import sys
+    import types
+
+    from normalize_errors.providers import _calls
+
+    with pytest.raises(ValueError, match="no SDK client for provider 'bedrock'"):
+        _calls.call("bedrock", "converse")
+    monkeypatch.setitem(sys.modules, "mycorp_sdk", types.ModuleType("mycorp_sdk"))
+    monkeypatch.setitem(
+        sys.modules, "mycorp_sdk._base_client", types.ModuleType("mycorp_sdk._base_client")
+    )
+    with pytest.raises(RuntimeError, match="mycorp_sdk uses neither httpx nor httpx2"):
+        http_library("mycorp_sdk")
+    assert http_library("anthropic").__name__ in ("httpx", "httpx2")
