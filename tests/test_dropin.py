@@ -471,3 +471,14 @@ def test_a_drop_in_whose_cause_was_cleared_pickles_without_one() -> None:
     assert again.__cause__ is None
     assert again.problem == err.problem
     assert again.args == err.args
+
+
+def test_the_harness_class_behind_a_drop_in_class() -> None:
+    """``_pickling._harness_class`` (used by ``repr``): a drop-in class gives the harness
+    class it was made from, a plain harness class itself."""
+    from normalize_errors._pickling import _harness_class
+
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    assert cls is not UpstreamRateLimitedError
+    assert _harness_class(cls) is UpstreamRateLimitedError
+    assert _harness_class(UpstreamRateLimitedError) is UpstreamRateLimitedError

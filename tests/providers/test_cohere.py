@@ -357,3 +357,16 @@ def test_empty_text_is_no_output_in_a_result_and_in_a_stream() -> None:
     assert valid(err).code == "output.empty"
     events[1]["delta"]["message"]["content"]["text"] = "Hi"
     assert adapter.diagnose_stream(events, None) is None
+
+
+def test_headers_on_a_response_the_exception_carries_come_first() -> None:
+    """The SDK's errors carry ``headers`` themselves; an exception that also carries the
+    ``response`` (set here by hand, as an SDK line that kept it would) is read from the
+    response's headers, which are not replaced by the exception's own."""
+    sdk = client(429, {"message": "You are past the per minute request limit."})
+    exc = raised(
+        lambda: sdk.chat(model="command-a-03-2025", messages=MESSAGES, request_options=NO_RETRIES)
+    )
+    exc.response = httpx.Response(429, headers={"retry-after": "7"})  # type: ignore[attr-defined]
+    err = valid(normalize(exc))
+    assert (err.code, err.retry_after) == ("upstream.rate_limited", 7.0)

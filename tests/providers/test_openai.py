@@ -485,3 +485,17 @@ def test_a_message_part_without_text_is_no_output() -> None:
         "output.invalid_tool_arguments",
         {"tool_name": "get_weather", "tool_call_id": "call_1"},
     )
+
+
+def test_reasoning_alone_is_no_output_and_an_empty_body_is_no_result() -> None:
+    """A completed Responses result with only a reasoning item produced nothing the caller
+    can use: ``output.empty``; with a message after it, no failure. A JSON object with no
+    members at all is not judged (constructed shapes)."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    text = {"type": "output_text", "text": "Paris.", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": [text]}
+    alone = diagnose(responses_result("completed", [reasoning]), provider="openai")
+    assert alone is not None
+    assert valid(alone).code == "output.empty"
+    assert diagnose(responses_result("completed", [reasoning, message]), provider="openai") is None
+    assert diagnose({}, provider="openai") is None

@@ -161,3 +161,17 @@ def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.Monk
     with pytest.raises(RuntimeError, match="mycorp_sdk uses neither httpx nor httpx2"):
         http_library("mycorp_sdk")
     assert http_library("anthropic").__name__ in ("httpx", "httpx2")
+
+
+def test_an_anthropic_error_without_a_response_keeps_the_sdks_request_id() -> None:
+    """An ``anthropic.APIError`` with no response (no header to read) that carries the
+    request id as an attribute, as the SDK sets it on status errors: that id is reported."""
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    request = http_library("anthropic").Request("POST", "https://api.anthropic.com/v1/messages")
+    exc = anthropic.APIError(json.dumps(body), request, body=body)
+    exc.request_id = "req_011CSHoEeqs5C35K2UUqR7Fy"  # type: ignore[attr-defined]
+    err = normalize(exc)
+    assert (err.code, err.upstream["request_id"]) == (
+        "upstream.overloaded",
+        "req_011CSHoEeqs5C35K2UUqR7Fy",
+    )
