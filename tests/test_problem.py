@@ -166,6 +166,8 @@ BAD = [
     ({"code": "output.empty", "location": {"pointer": "/a~2"}}, "/location/pointer"),
     ({"code": "output.empty", "upstream": {"status": "429"}}, "/upstream/status"),
     ({"code": "output.empty", "upstream": {"provider": 5}}, "/upstream/provider"),
+    ({"code": "output.empty", "status": True}, "/status"),  # a boolean is no integer
+    ({"code": "output.empty", "location": {"turn": False}}, "/location/turn"),
     ({"code": "output.empty", "upstream": {"stop_reason": ["x"]}}, "/upstream/stop_reason"),
     ({"code": "output.empty", "upstream": []}, "/upstream"),
     ({"code": "output.empty", "causes": {}}, "/causes"),
