@@ -22,7 +22,7 @@ import threading
 from typing import Any, Final
 
 from ._pickling import _pickle_state, _restore
-from ._redact import DROP, redact, scrub
+from ._redact import redact, scrub
 from .exceptions import HarnessError
 
 __all__ = ["dropin_class", "make_dropin"]
@@ -77,7 +77,11 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     if isinstance(notes, list):  # tracebacks print them with the typed error: redact them
         state["__notes__"] = [redact(note) for note in notes if isinstance(note, str)]
     state[_PROBLEM] = problem
-    err.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+    try:
+        args = tuple(exc.args)
+    except Exception:  # a vendor ``args`` that is no sequence, or that raises: none kept
+        args = ()
+    err.args = tuple(redact(a) if isinstance(a, str) else a for a in args)
     err.__cause__ = exc
     return err
 
@@ -184,10 +188,9 @@ def _harness_names(harness_cls: type[HarnessError]) -> set[str]:
     if not _INSTANCE_MEMBERS:
         _INSTANCE_MEMBERS.extend(vars(HarnessError("", code="x-dropin.probe")))
     names = set(_INSTANCE_MEMBERS)
-    for klass in harness_cls.__mro__:
+    mro = harness_cls.__mro__
+    for klass in mro[: mro.index(HarnessError) + 1]:  # up to HarnessError, not its bases
         names.update(n for n in vars(klass) if not (n.startswith("__") and n.endswith("__")))
-        if klass is HarnessError:
-            break
     return names - _RESERVED
 
 
@@ -236,9 +239,7 @@ def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException])
 
     def __reduce__(self: HarnessError) -> tuple[Any, ...]:
         state = _pickle_state(self)
-        args = scrub(self.args)
-        if args is not DROP:
-            state["__args__"] = args
+        state["__args__"] = scrub(self.args)  # a tuple (``args`` is BaseException's): never DROP
         return (_restore, (harness_cls, vendor_cls), state)
 
     def __setstate__(self: HarnessError, state: dict[str, Any]) -> None:

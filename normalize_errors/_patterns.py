@@ -360,11 +360,6 @@ INSTRUCTOR_USED: Final = _pattern(
     MAX_MESSAGE,
     "search; starts with a literal, one bounded repeat.",
 )
-FRAMEWORK_NUMBER: Final = _pattern(
-    r"-?\d{1,30}(?:\.\d{1,30})?",
-    MAX_MESSAGE,
-    "search; every repeat bounded.",
-)
 
 # -- _redact.py: credentials -------------------------------------------------------------------
 # The credential patterns are built from ``_redact``'s own field table and listed there, in

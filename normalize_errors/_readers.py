@@ -148,8 +148,6 @@ def _builtin_response(name: str, table: Mapping[str, str] = BUILTIN_RESPONSES) -
 def response_readers(name: str | None) -> list[ResponseReader]:
     """The response readers to ask: the users' newest first, then the library's own (only
     ``name``'s when a name is given)."""
-    if not _RESPONSES and not BUILTIN_RESPONSES:
-        return []
     if name is not None:
         found = _RESPONSES.get(name)
         if found is None and name in BUILTIN_NAMED:
@@ -189,14 +187,13 @@ def exception_reader(cls: type) -> ExceptionReader | None:
     except KeyError:
         pass
     found: ExceptionReader | None = None
-    if _READERS or BUILTIN:
-        for klass in cls.__mro__:
-            module = getattr(klass, "__module__", None)
-            if not isinstance(module, str):
-                continue
-            target = _lookup(module)
-            if target is not None:
-                found = _load(target) if isinstance(target, str) else target
-                break
+    for klass in cls.__mro__:
+        module = getattr(klass, "__module__", None)
+        if not isinstance(module, str):
+            continue
+        target = _lookup(module)
+        if target is not None:
+            found = _load(target) if isinstance(target, str) else target
+            break
     _BY_CLASS[cls] = found
     return found

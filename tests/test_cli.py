@@ -371,3 +371,30 @@ def test_classify_reads_every_form_in_process() -> None:
     deep = cli("classify", stdin="[" * 100_000)
     assert (deep.returncode, deep.stdout) == (2, "")
     assert "JSON nested too deeply" in deep.stderr
+
+
+def test_replay_of_a_success_lists_it_without_a_code(tmp_path: Path) -> None:
+    """A user's cassette of a call that succeeded (here the recorded ``finish_length_200``
+    with its finish reason changed to ``stop`` and its expectation removed: constructed
+    from the recording) replays as expected, with no code, and adds to no code's count."""
+    import yaml
+
+    from normalize_errors import replay
+
+    data = yaml.safe_load(
+        (replay.shipped() / "openai" / "finish_length_200.yaml").read_text(encoding="utf-8")
+    )
+    del data["metadata"]["expect"]
+    body = data["interactions"][0]["response"]["body"]
+    body["string"] = body["string"].replace('"finish_reason": "length"', '"finish_reason": "stop"')
+    path = tmp_path / "openai" / "finished.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    status, text = run("replay", "--json", str(path))
+    assert status == 0
+    row = json.loads(text)
+    assert (row["code"], row["expected"], row["mismatches"]) == (None, True, [])
+    assert row["signal"] == "result"
+    status, text = run("replay", str(path))
+    assert status == 0
+    assert "1 cassettes replayed offline (sync): 1 as expected, 0 not" in text

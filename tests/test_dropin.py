@@ -422,3 +422,63 @@ def test_deleting_a_harness_member_of_a_drop_in_deletes_it_on_the_plain_error() 
     assert err.problem.chunks == ["a"]
     del err.chunks
     assert "chunks" not in vars(err.problem)
+
+
+def test_a_drop_in_class_can_be_introspected() -> None:
+    """Tools that read every member of a class (``inspect.getmembers``, pydoc) can read a
+    drop-in class: a member the vendor only annotates reads, on the class, as its descriptor
+    rather than raising, and on an instance as the instance's value."""
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    members = dict(inspect.getmembers(cls))
+    assert "code" in members
+    assert members["code"] is vars(cls)["code"]
+    err = make_dropin(cls, UpstreamRateLimitedError("x"), GatewayError("x"))
+    err.code = "gw_busy"
+    assert err.code == "gw_busy"
+
+
+def test_two_threads_asking_for_the_same_drop_in_class_get_one() -> None:
+    """A thread that finds no class, then waits while another makes it, takes that class
+    instead of making a second one (one class per pair, so ``except`` and ``type()`` agree)."""
+    import threading
+    import time
+
+    from normalize_errors import _dropin
+
+    class RacedError(Exception):
+        pass
+
+    key = (UpstreamRateLimitedError, RacedError)
+    got: list[type] = []
+    with _dropin._LOCK:  # "the other thread" is making the class
+        worker = threading.Thread(target=lambda: got.append(dropin_class(*key)))
+        worker.start()
+        time.sleep(0.2)  # the worker finds no class and waits for the lock
+        made = type("UpstreamRateLimitedError", key, _dropin._namespace(*key))
+        _dropin._CACHE[key] = made
+    worker.join(5)
+    assert got == [made]
+    assert dropin_class(*key) is made
+
+
+def test_a_drop_in_whose_cause_was_cleared_pickles_without_one() -> None:
+    """``err.__cause__ = None`` (the caller let go of the vendor exception): the pickle loads
+    as the same drop-in class and problem, still without a cause."""
+    err = typed_error(GatewayError("slow"))
+    err.__cause__ = None
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is type(err)
+    assert again.__cause__ is None
+    assert again.problem == err.problem
+    assert again.args == err.args
+
+
+def test_the_harness_class_behind_a_drop_in_class() -> None:
+    """``_pickling._harness_class`` (used by ``repr``): a drop-in class gives the harness
+    class it was made from, a plain harness class itself."""
+    from normalize_errors._pickling import _harness_class
+
+    cls = dropin_class(UpstreamRateLimitedError, GatewayError)
+    assert cls is not UpstreamRateLimitedError
+    assert _harness_class(cls) is UpstreamRateLimitedError
+    assert _harness_class(UpstreamRateLimitedError) is UpstreamRateLimitedError

@@ -187,6 +187,57 @@ def depth_of(err: HarnessError) -> int:
     return depth
 
 
+def test_a_cycle_of_causes_is_cut_where_the_depth_ends() -> None:
+    """Causes set after the fact can make a cycle (a under b under a ...): an error made over
+    it stops at MAX_CAUSE_DEPTH, its last entry has no causes left, and it serialises."""
+    import json
+
+    a = HarnessError.from_code("tool.timeout", "a")
+    b = HarnessError.from_code("upstream.agent_failed", "b", causes=[a])
+    a.causes = [b]  # the cycle
+    outer = HarnessError.from_code("upstream.agent_failed", "outer", causes=[a])
+    assert depth_of(outer) == MAX_CAUSE_DEPTH
+    last = outer
+    while last.causes:
+        last = last.causes[-1]
+    assert last.causes == []
+    assert last.detail in ("a", "b")
+    assert a.causes == [b]  # the caller's own errors are not changed
+    assert json.loads(outer.to_json())["detail"] == "outer"
+
+
+def test_a_message_that_breaks_while_read_leaves_no_detail() -> None:
+    """A vendor message that is a str subclass whose methods raise (hostile input in a body
+    given as a dict): the detail is left out, the rest of the error still reads."""
+    from normalize_errors import from_response
+
+    class Breaking(str):
+        def split(self, *args: object, **kwargs: object) -> list[str]:
+            raise RuntimeError("no words")
+
+    body = {"error": {"message": Breaking("boom"), "type": "server_error"}}
+    err = from_response(500, {}, body, provider="openai")
+    assert (err.code, err.detail, err.args) == ("upstream.unavailable", None, ())
+    assert err.upstream["code"] == "server_error"
+    assert "detail" not in err.to_dict()
+
+
+def test_members_set_on_a_plain_error_are_kept() -> None:
+    """``limit``, ``retry_after``, ``attempts`` and ``upstream`` set on an error made by the
+    caller (nothing left to read from a vendor) are stored as given, sanitized."""
+    err = HarnessError.from_code("loop.budget_exceeded", "spent")
+    err.limit = {"name": "cost_usd", "value": 5.0, "observed": 5.2, "unit": "USD"}
+    err.retry_after = 3
+    err.attempts = 2
+    err.upstream = {"provider": "mycorp", "note": f"key={'sk-' + 'a' * 40}"}
+    assert err.limit == {"name": "cost_usd", "value": 5.0, "observed": 5.2, "unit": "USD"}
+    assert (err.retry_after, err.attempts) == (3.0, 2)
+    assert err.upstream["note"] == "key=[REDACTED]"
+    err.limit = None
+    assert err.limit is None
+    assert "limit" not in err.to_dict()
+
+
 def test_causes_are_bounded_and_keep_the_innermost_entry() -> None:
     """Deep chains are cut at MAX_CAUSE_DEPTH, long lists at MAX_CAUSES; the root survives."""
     deep = chain(50)

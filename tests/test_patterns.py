@@ -469,7 +469,6 @@ _READER_PREFIXES = (
     "PYDANTIC_AI_",
     "AGENTS_",
     "INSTRUCTOR_",
-    "FRAMEWORK_",
 )
 
 

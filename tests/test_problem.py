@@ -165,6 +165,10 @@ BAD = [
     ({"code": "output.empty", "location": {"pointer": "items/0"}}, "/location/pointer"),
     ({"code": "output.empty", "location": {"pointer": "/a~2"}}, "/location/pointer"),
     ({"code": "output.empty", "upstream": {"status": "429"}}, "/upstream/status"),
+    ({"code": "output.empty", "upstream": {"provider": 5}}, "/upstream/provider"),
+    ({"code": "output.empty", "status": True}, "/status"),  # a boolean is no integer
+    ({"code": "output.empty", "location": {"turn": False}}, "/location/turn"),
+    ({"code": "output.empty", "upstream": {"stop_reason": ["x"]}}, "/upstream/stop_reason"),
     ({"code": "output.empty", "upstream": []}, "/upstream"),
     ({"code": "output.empty", "causes": {}}, "/causes"),
     ({"code": "output.empty", "causes": [{"code": "output.empty"}, {"code": 1}]}, "/causes/1/code"),
@@ -199,6 +203,50 @@ def test_deep_causes_are_cut_to_the_innermost_entry_when_read() -> None:
         err = err.causes[-1]
         depth += 1
     assert err.detail == "root"
+    assert depth < 10
+
+
+def innermost_of(err: HarnessError) -> tuple[HarnessError, int]:
+    """The last entry of the last entry ... of ``err.causes``, and how deep it is."""
+    depth = 0
+    while err.causes:
+        err = err.causes[-1]
+        depth += 1
+    return err, depth
+
+
+def test_the_innermost_entry_is_read_without_an_empty_or_looping_causes_list() -> None:
+    """Past the depth limit the innermost entry is kept, and read without its ``causes``:
+    an empty list, or one that contains itself (what a YAML anchor makes), is no cause."""
+    root: dict[str, Any] = {"code": "tool.timeout", "detail": "root", "causes": []}
+    obj = root
+    for level in range(50):
+        obj = {"code": "upstream.agent_failed", "detail": f"{level}", "causes": [obj]}
+    leaf, depth = innermost_of(HarnessError.from_dict(obj))
+    assert (leaf.code, leaf.detail, leaf.causes) == ("tool.timeout", "root", [])
+    assert depth < 10
+
+    looping: list[Any] = []
+    looping.append({"code": "tool.execution_failed", "detail": "loop", "causes": looping})
+    obj = {"code": "upstream.agent_failed", "causes": looping}
+    leaf, depth = innermost_of(HarnessError.from_dict(obj))
+    assert (leaf.code, leaf.detail, leaf.causes) == ("tool.execution_failed", "loop", [])
+    assert 0 < depth < 10
+
+
+def test_the_walk_to_the_innermost_entry_is_bounded_too() -> None:
+    """A chain longer than ``MAX_LEAF_STEPS`` past the depth limit: the walk stops where its
+    budget ends, and the entry it reached is kept without its remaining causes."""
+    from normalize_errors._problem import MAX_LEAF_STEPS
+
+    obj: dict[str, Any] = {"code": "tool.execution_failed", "detail": "root"}
+    for level in range(MAX_LEAF_STEPS + 100):
+        obj = {"code": "upstream.agent_failed", "detail": f"{level}", "causes": [obj]}
+    leaf, depth = innermost_of(HarnessError.from_dict(obj))
+    assert leaf.code == "upstream.agent_failed"
+    assert leaf.detail is not None
+    assert int(leaf.detail) == 99 - depth  # MAX_LEAF_STEPS entries below the cut, no more
+    assert leaf.causes == []
     assert depth < 10
 
 

@@ -114,6 +114,19 @@ def test_the_longest_module_prefix_wins_and_users_win_over_the_library() -> None
     assert normalize(GatewayError()).code == "upstream.overloaded"  # the built-in, loaded lazily
 
 
+def test_a_class_whose_module_is_no_name_leaves_it_to_its_bases() -> None:
+    """A class made at run time with ``__module__`` set to no string (None, a number) is
+    skipped; its base class's module still finds the reader."""
+    register_reader("mycorp_gateway", overloaded)
+    nameless = type("Nameless", (GatewayError,), {})
+    nameless.__module__ = None  # type: ignore[assignment]
+    odd = type("Odd", (Exception,), {})
+    odd.__module__ = 7  # type: ignore[assignment]
+    err = normalize(nameless("busy"))
+    assert (err.code, err.detail) == ("upstream.overloaded", "gateway: busy")
+    assert normalize(odd("x")).code == "harness.internal_error"
+
+
 def test_register_reader_refuses_what_is_not_a_module_name() -> None:
     with pytest.raises(ValueError, match="not a module name"):
         register_reader("my corp", overloaded)

@@ -85,6 +85,39 @@ def test_the_signal_of_each_kind_of_outcome() -> None:
     response = type("Response", (), {"status_code": 204})()
     assert Outcome(scenario, "sync", result=response).signal == "HTTP 204"
     assert Outcome(scenario, "sync", result=object()).signal == "result"
+    plain = class_for_code("upstream.invalid_response")("a success that reports no error")
+    assert Outcome(scenario, "sync", result=response, error=plain).signal == "HTTP 204"
+
+
+def test_missing_sdk_names_the_sdk_a_scenario_needs_only_when_it_is_absent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Cohere cassette needs the cohere SDK: None while it is installed, its name when it
+    is not, or when looking it up fails because a parent package is missing; a cassette of
+    the ``replay`` extra's own SDKs never names one."""
+    import importlib.util
+
+    from normalize_errors.replay import missing_sdk
+
+    scenario = load(shipped() / "cohere" / "billing_limit_402.yaml")
+    installed = importlib.util.find_spec("cohere") is not None  # in the newest environments
+    assert missing_sdk(scenario) == (None if installed else "cohere")
+    real = importlib.util.find_spec
+
+    def absent(name: str, *args: object) -> object:
+        return None if name == "cohere" else real(name)
+
+    monkeypatch.setattr(importlib.util, "find_spec", absent)
+    assert missing_sdk(scenario) == "cohere"
+
+    def parent_missing(name: str, *args: object) -> object:
+        if name == "cohere":
+            raise ModuleNotFoundError("No module named 'cohere'")
+        return real(name)
+
+    monkeypatch.setattr(importlib.util, "find_spec", parent_missing)
+    assert missing_sdk(scenario) == "cohere"
+    assert missing_sdk(load(shipped() / "openai" / "overloaded_503.yaml")) is None
 
 
 def test_compare_names_each_member_that_differs() -> None:

@@ -65,6 +65,9 @@ def test_words_and_patterns_must_be_lower_case() -> None:
         ("Please retry in 38.962214405s.", 38.962214405),  # Gemini states nanoseconds
         ("try again in 2 minutes", 120.0),
         ("Please try again later.", None),
+        # an anchor with no wait after it, then one with a wait: the second is read
+        ("Try again in a moment; the server asks to retry after 7 seconds.", 7.0),
+        ("Please retry after the maintenance window.", None),
         ("", None),
         (None, None),
     ],
@@ -92,6 +95,8 @@ def test_retry_hints_in_messages(message: str | None, seconds: float | None) -> 
             {"name": "context_tokens", "value": 8192, "observed": 8227},
         ),
         ("nothing about limits", None),
+        # a count longer than 12 digits: no number is taken from its tail
+        ("prompt is too long: 12345678901234567 tokens > 200000 maximum", None),
     ],
 )
 def test_context_limits_in_messages(message: str, limit: dict[str, int] | None) -> None:
@@ -137,3 +142,44 @@ def test_an_error_reads_deferred_members_only_when_upstream_or_a_hint_is_read() 
     assert calls == [1]
     assert err.upstream["retry_delay"] == "26s"
     assert calls == [1]
+
+
+def test_offered_tools_of_every_shape_and_what_is_no_collection() -> None:
+    """Names, OpenAI and Anthropic specs and Gemini declarations give the offered names; a
+    declaration without a name adds none; something that is no collection offers nothing
+    to check against (None, not an empty set)."""
+    from normalize_errors._rules import offered_names
+
+    tools = [
+        "lookup",
+        {"type": "function", "function": {"name": "get_time", "parameters": {}}},
+        {"name": "search", "input_schema": {}},
+        {"function_declarations": [{"name": "get_weather"}, {"description": "no name"}]},
+    ]
+    assert offered_names(tools) == frozenset({"lookup", "get_time", "search", "get_weather"})
+    assert offered_names(5) is None
+    assert offered_names(None) is None
+
+
+def test_the_row_caches_stay_bounded_and_keep_answering() -> None:
+    """Hostile inputs: hundreds of vendor codes that never repeat, and rules added again and
+    again (each a new table). The caches of candidate rows stay bounded; every answer is
+    the one an empty cache gives."""
+    import json
+
+    from normalize_errors import _readers, _rules, add_rules, from_response
+
+    for n in range(600):
+        body = json.dumps({"error": {"message": "bad", "code": f"made_up_{n}"}})
+        err = from_response(400, {}, body, provider="openai")
+        assert err.code == "upstream.invalid_request"
+    assert all(len(index.known) <= 512 for index in _rules._INDEXES.values())
+    try:
+        for n in range(70):
+            add_rules("openai", rule("upstream.overloaded", f"row {n}", ids=(f"busy_{n}",)))
+            body = json.dumps({"error": {"message": "x", "code": f"busy_{n}"}})
+            assert from_response(400, {}, body, provider="openai").code == "upstream.overloaded"
+        assert len(_rules._INDEXES) <= 64
+    finally:
+        _readers._RULES.clear()
+    assert from_response(400, {}, body, provider="openai").code == "upstream.invalid_request"

@@ -79,6 +79,13 @@ def test_the_exhausted_header_family_names_the_limit(
     assert rate_limit_headers(headers) == expected
 
 
+def test_a_stated_limit_without_counts_has_no_observed_value() -> None:
+    """'Limit N' alone (no Used, no Requested): the limit without ``observed``, worth waiting."""
+    message = "rate limit reached on requests per day (rpd): limit 14400. please try again."
+    assert rate_limit_stated(message) == ({"name": "requests_per_day", "value": 14400}, False)
+    assert rate_limit_stated("") == (None, False)
+
+
 def test_a_refused_tool_call_without_words_gives_no_feedback() -> None:
     assert tool_failure("output.malformed", None, {}) == (None, None)
 
@@ -103,6 +110,34 @@ def test_a_failed_generation_that_is_no_json_names_no_tool() -> None:
     )
     assert location is None
     assert feedback == "Tool calls are not allowed here; answer without calling a tool."
+
+
+@pytest.mark.parametrize(
+    "generation",
+    ['{"arguments": {"q": 1}}', '{"name": ""}', json.dumps({"name": "t" * 129}), "[1, 2]"],
+)
+def test_a_failed_generation_without_a_usable_name_names_no_tool(generation: str) -> None:
+    """JSON without a name, with an empty or overlong one, or not an object: no tool named,
+    and the feedback quotes what the model wrote."""
+    feedback, location = tool_failure(
+        "output.malformed", "Failed to parse tool call", {"failed_generation": generation}
+    )
+    assert location is None
+    assert feedback is not None
+    assert feedback.startswith("Your tool call could not be read (you wrote: ")
+
+
+def test_an_unreadable_tool_call_with_nothing_written_asks_for_the_format() -> None:
+    """No failed generation to quote (or only white space): the feedback says what to send."""
+    expected = (
+        "Your tool call could not be read. Call the tool again with its name and one JSON "
+        "object of arguments, in the tool-call format."
+    )
+    for extra in ({}, {"failed_generation": "  \n "}):
+        assert tool_failure("output.malformed", "Failed to parse tool call", extra) == (
+            expected,
+            None,
+        )
 
 
 def test_a_call_to_a_tool_not_offered_without_its_name() -> None:

@@ -85,6 +85,9 @@ def test_parse_body() -> None:
     assert parse_body({"a": 1}) == {"a": 1}
     for bad in [None, "", "<html>", b"\xff", "{", "[" * 10_000, 3, "x" * 10]:
         assert parse_body(bad) is None
+    # bytes that open like JSON but are not UTF-8 (a Latin-1 "é" inside): not JSON, not a crash
+    assert parse_body(b'{"error": {"message": "r\xe9essayez"}}') is None
+    assert parse_body(bytearray(b'{"a": 1}')) == {"a": 1}
 
 
 def test_html_title() -> None:

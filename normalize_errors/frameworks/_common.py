@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError, normalize
-from .._patterns import FRAMEWORK_NUMBER, MAX_MESSAGE
 
 __all__ = [
     "MODEL_OUTPUT_PARSERS",
@@ -195,9 +194,3 @@ def _in_frames(exc: BaseException, prefix: str) -> bool:
         tb = tb.tb_next
         seen += 1
     return False
-
-
-def number(text: str) -> float | None:
-    """The first number in ``text``."""
-    found = FRAMEWORK_NUMBER.compiled().search(text[:MAX_MESSAGE])
-    return None if found is None else float(found.group(0))

@@ -259,14 +259,6 @@ def _json_facts(parsed: Any, found: dict[str, Any]) -> None:
         found.setdefault("message", short(error, MAX_MESSAGE))
 
 
-def _first_line(text: str) -> str:
-    for line in text.splitlines()[:50]:
-        stripped = line.strip()
-        if stripped:
-            return short(stripped, 300)
-    return ""
-
-
 def read(
     status: Any,
     headers: Any,
@@ -293,8 +285,8 @@ def read(
             more["title"] = short(title, 300)
         detail = f"{where}: {short(title, 300)}" if title else f"{where} (an HTML page)"
     elif text.strip():
-        first = _first_line(text)
         found["message"] = short(text.strip(), 1024)
+        first = short(found["message"].splitlines()[0].strip(), 300)  # stripped: never empty
         detail = f"{where}: {first}" if not first.startswith("<") else f"{where} (markup)"
     else:
         detail = f"{where} with an empty body"

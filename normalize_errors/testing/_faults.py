@@ -6,15 +6,23 @@ it is active, by your test or by the code under test, gets its answers from a sc
 of the network. It also replaces ``time.sleep``, ``asyncio.sleep`` and ``anyio.sleep`` with
 versions that note the wait and return at once, so the SDKs' own retry back-off and
 tenacity's waits cost no time and can be asserted on.
+
+The sleeps are skipped only for the code that runs in the context that started ``Faults``:
+that thread, the asyncio tasks it starts, and the threads that carry its context along
+(``asyncio.to_thread``, anyio's worker threads, ``contextvars.copy_context().run``). Any
+other thread, such as a library's background worker (the OpenAI Agents SDK's trace
+exporter polls with ``time.sleep(0.2)``), sleeps for real and its waits are not noted: it
+neither spins nor fills ``waits`` with sleeps the code under test never asked for.
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import importlib.util
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +36,11 @@ _CUT_MESSAGE = (
     "peer closed connection without sending complete message body (cut by normalize-errors)"
 )
 _ACTIVE: list[Faults] = []
+_OWNER: contextvars.ContextVar[Faults | None] = contextvars.ContextVar(
+    "normalize_errors_faults", default=None
+)
+"""The ``Faults`` whose sleeps this context skips: set by ``start`` in the context that
+called it, inherited by the tasks and threads that copy that context, unseen elsewhere."""
 _INHERITED = object()  # what _patch found when the attribute was not set on the owner itself
 
 
@@ -214,7 +227,11 @@ class Faults:
 
     Attributes:
         requests: every request received, in order (``Request``).
-        waits: every wait asked for while active, in seconds (sleeps of 0 are not noted).
+        waits: every wait asked for while active, in seconds (sleeps of 0 are not noted), by
+            the code that runs in the context that started it: its thread, the asyncio tasks
+            started from it and the threads that carry its context (``asyncio.to_thread``,
+            anyio's worker threads). Other threads (a library's background worker, a thread
+            pool's worker, which does not copy the context) sleep for real and are not noted.
         served: what each request got: a cassette's name, ``HTTP <status>``, ``success``, ``cut``.
         strict: when True (the default), ``check()`` fails if a scripted step was never served.
     """
@@ -323,6 +340,7 @@ class Faults:
         if _ACTIVE:
             raise RuntimeError("another Faults is already active")
         _ACTIVE.append(self)
+        _OWNER.set(self)
         try:
             for name in ("httpx", "httpx2"):
                 if importlib.util.find_spec(name) is not None:
@@ -343,6 +361,8 @@ class Faults:
                 setattr(owner, name, old)
         if self in _ACTIVE:
             _ACTIVE.remove(self)
+        if _OWNER.get() is self:
+            _OWNER.set(None)
 
     def __enter__(self) -> Faults:
         return self.start()
@@ -372,20 +392,31 @@ class Faults:
         import asyncio
         import time
 
-        real_async_sleep = asyncio.sleep
+        real_sleep = time.sleep
 
         def sleep(seconds: float) -> None:
+            if _OWNER.get() is not self:  # another thread's own wait: sleep it
+                real_sleep(seconds)
+                return
             self._wait(seconds)
 
-        async def async_sleep(delay: float, result: Any = None) -> Any:
-            self._wait(delay)
-            return await real_async_sleep(0, result)
-
         self._patch(time, "sleep", sleep)
-        self._patch(asyncio, "sleep", async_sleep)
+        self._patch(asyncio, "sleep", self._async_sleep(asyncio.sleep))
         if importlib.util.find_spec("anyio") is not None:
             anyio = importlib.import_module("anyio")
-            self._patch(anyio, "sleep", async_sleep)
+            self._patch(anyio, "sleep", self._async_sleep(anyio.sleep))
+
+    def _async_sleep(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        """``real`` (``asyncio.sleep`` or ``anyio.sleep``) that notes the wait and yields to the
+        loop once instead, in a task of the context that started this ``Faults``."""
+
+        async def async_sleep(delay: float, *args: Any, **kwargs: Any) -> Any:
+            if _OWNER.get() is not self:  # a task of another thread's loop: really wait
+                return await real(delay, *args, **kwargs)
+            self._wait(delay)
+            return await real(0, *args, **kwargs)
+
+        return async_sleep
 
 
 def _response(mod: Any, answer: _Answer, *, is_async: bool) -> Any:

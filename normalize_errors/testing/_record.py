@@ -99,11 +99,15 @@ def scrub_url(url: str) -> str:
 
 
 def _text(body: Any) -> str:
-    if body is None:
-        return ""
-    if isinstance(body, bytes):
-        return body.decode("utf-8", errors="replace")
-    return str(body)
+    """A recorded body as text. vcrpy hands a request body that was a file back as a new
+    ``BytesIO``, and one that was an iterator as an iterator over its chunks: their bytes are
+    read, not their repr (a text, should one come, is read as the iterable of its
+    characters)."""
+    if hasattr(body, "read"):
+        body = body.read()
+    elif body is not None and not isinstance(body, (bytes, bytearray)):
+        body = b"".join(c.encode("utf-8") if isinstance(c, str) else bytes(c) for c in body)
+    return "" if body is None else bytes(body).decode("utf-8", errors="replace")
 
 
 def _scrub_request(request: Any) -> Any:

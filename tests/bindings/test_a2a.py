@@ -119,12 +119,20 @@ def test_the_drafts_a2a_example_member_for_member() -> None:
 
 
 @pytest.mark.parametrize(
-    "form", ["draft", "proto", "v1 json"], ids=["0.3 json", "protobuf", "1.0 json"]
+    "form",
+    ["draft", "proto", "v1 json", "v0.3 model"],
+    ids=["0.3 json", "protobuf", "1.0 json", "0.3 pydantic"],
 )
 def test_the_drafts_example_reads_back_as_agent_failed(form: str) -> None:
-    """Section 8.4: upstream.agent_failed with the received object in causes."""
+    """Section 8.4: upstream.agent_failed with the received object in causes (the SDK's 0.3
+    compatibility layer gives pydantic models: they are read through their JSON too)."""
     task = Task(id="task-123", status=to_task_status(turn_limit(), text=DRAFT_TEXT))
-    received = {"draft": DRAFT_EXAMPLE, "proto": task, "v1 json": MessageToDict(task)}[form]
+    received = {
+        "draft": DRAFT_EXAMPLE,
+        "proto": task,
+        "v1 json": MessageToDict(task),
+        "v0.3 model": to_compat_task(task),
+    }[form]
     err = valid(from_task(received))
     assert isinstance(err, RemoteAgentFailedError)
     assert err.retryable is False  # copied from the received object
@@ -242,6 +250,42 @@ def test_an_unknown_jsonrpc_code_from_the_client_is_read_from_its_text() -> None
     """The client raises A2AClientError("JSON-RPC Error <code>: ...") for codes it lacks."""
     err = normalize(A2AClientError("JSON-RPC Error -32006: bad"))
     assert err.code == "upstream.invalid_response"
+
+
+def test_the_sdks_base_error_names_no_code_and_is_left_to_the_general_path() -> None:
+    """``A2AError`` itself is in no JSON-RPC table and its text names no code: the binding
+    does not guess; the general path reports it as the library's internal error, named."""
+    err = valid(normalize(A2AError("something odd")))
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert err.upstream == {"exception": "a2a.utils.errors.A2AError", "message": "something odd"}
+
+
+def test_to_a2a_error_takes_the_protocol_error_class_asked_for() -> None:
+    """A chosen class (here TaskNotFoundError, -32001) carries the object in ``data``; the
+    reader takes the object over the class's own code."""
+    inner = UpstreamRateLimitedError("busy", retry_after=3)
+    failure = to_a2a_error(inner, TaskNotFoundError)
+    assert isinstance(failure, TaskNotFoundError)
+    assert failure.__cause__ is inner
+    err = valid(normalize(failure))
+    assert (err.code, err.upstream["code"]) == ("upstream.agent_failed", "-32001")
+    assert [c.code for c in err.causes] == ["upstream.rate_limited"]
+
+
+def test_a_status_message_part_that_is_no_object_is_skipped() -> None:
+    """Parts that are not objects (a bare string, a number) are passed over; the text and the
+    object of the parts after them are still found."""
+    data = DRAFT_EXAMPLE["status"]["message"]["parts"][1]["data"]
+    task = {
+        "id": "t-9",
+        "status": {
+            "state": "failed",
+            "message": {"parts": ["plain", 7, {"text": "Stopped."}, {"data": data}]},
+        },
+    }
+    err = valid(from_task(task))
+    assert err.upstream["message"] == "Stopped."
+    assert [c.code for c in err.causes] == ["loop.max_turns_exceeded"]
 
 
 def test_a_protocol_error_carrying_an_object_is_agent_failed() -> None:
@@ -371,6 +415,8 @@ class Remote(AgentExecutor):
             await finish(updater, turn_limit(), text=DRAFT_TEXT)
         elif text == "refuse":
             await finish(updater, ModelRefusalError("The model declined the request."))
+        elif text == "stop":
+            await finish(updater, class_for_code("harness.cancelled")("Stopped by the user."))
         elif text == "bare":
             await updater.failed()
         elif text == "wait":
@@ -427,6 +473,22 @@ async def test_end_to_end_rejected_task(agent: httpx.ASGITransport) -> None:
     assert err.code == "upstream.agent_failed"
     assert err.causes[0].code == "policy.model_refusal"
     assert err.upstream["task_state"] == "rejected"
+
+
+async def test_end_to_end_cancelled_by_the_remote_harness(agent: httpx.ASGITransport) -> None:
+    """A remote harness that was cancelled ends its task canceled, with the object: the
+    client reads agent_failed (it did not ask for it) or harness.cancelled (it did)."""
+    task = only_task(await send(agent, "stop"))
+    assert task.status.state == TaskState.TASK_STATE_CANCELED
+    err = valid(from_task(task))
+    assert (err.code, err.upstream["task_state"]) == ("upstream.agent_failed", "canceled")
+    assert [c.code for c in err.causes] == ["harness.cancelled"]
+    assert err.upstream["message"] == "Stopped by the user."
+    asked = valid(from_task(task, cancel_requested=True))
+    assert (asked.code, [c.code for c in asked.causes]) == (
+        "harness.cancelled",
+        ["harness.cancelled"],
+    )
 
 
 async def test_end_to_end_bare_failure(agent: httpx.ASGITransport) -> None:

@@ -295,3 +295,26 @@ ERRORS = st.fixed_dictionaries(
 def test_from_jsonrpc_never_raises_on_any_json(error: dict[str, Any], protocol: str | None) -> None:
     """Whatever a peer sends, the answer is a valid harness error."""
     valid(from_jsonrpc(error, protocol))
+
+
+def test_an_error_object_whose_members_raise_is_read_without_them() -> None:
+    """An attribute that raises (not only AttributeError) counts as absent: the members that
+    can be read still are, and the answer is the table's default for no code."""
+
+    class Broken:
+        message = "tool crashed"
+
+        @property
+        def code(self) -> int:
+            raise RuntimeError("a property that breaks")
+
+        @property
+        def data(self) -> Any:
+            raise KeyError("data")
+
+    for protocol, expected in ((None, "upstream.unavailable"), ("mcp", "tool.execution_failed")):
+        err = valid(from_jsonrpc(Broken(), protocol))
+        assert err.code == expected
+        assert err.upstream.get("message") == "tool crashed"
+        assert "code" not in err.upstream
+        assert err.detail == f"{protocol or 'jsonrpc'}: JSON-RPC error (no code): tool crashed"

@@ -562,3 +562,61 @@ def test_a_plain_tool_error_result_is_read_from_its_first_text() -> None:
     assert err.location == {"tool_name": "weather"}
     bare = valid(from_tool_result({"isError": True, "content": [image]}))
     assert (bare.detail, bare.model_feedback) == ("The tool reported an error.", None)
+
+
+def test_an_mcp_error_raised_by_a_decorated_tool_is_raised_as_it_is() -> None:
+    """A tool that raises the SDK's ``MCPError`` chose its protocol error: the decorator
+    passes it on untouched (no tool result, no new error)."""
+    chosen = MCPError(-32002, "Resource not found")
+
+    @tool_errors
+    def lookup(uri: str) -> str:
+        raise chosen
+
+    with pytest.raises(MCPError) as caught:
+        lookup("file:///missing")
+    assert caught.value is chosen
+    assert caught.value.error.code == -32002
+
+
+def test_a_location_the_tool_set_keeps_its_tool_name() -> None:
+    """The decorator adds the tool's name to ``location`` only where the error names none: a
+    name the tool put there itself (a sub-tool it called) stays."""
+
+    @tool_errors
+    def book(date: str) -> str:
+        raise InvalidToolArgumentsError(
+            "bad date", model_feedback="Use YYYY-MM-DD.", location={"tool_name": "calendar"}
+        )
+
+    err = valid(from_tool_result(book("11/04")))
+    assert err.location == {"tool_name": "calendar"}
+    assert err.model_feedback == "Use YYYY-MM-DD."
+
+
+def test_a_callable_without_a_name_gets_no_tool_name() -> None:
+    """A decorated callable that has no ``__name__`` (a ``functools.partial``): the result
+    names no tool rather than a made-up one."""
+    import functools
+
+    def fetch(url: str, timeout: float) -> str:
+        raise ToolTimeoutError(f"No answer in {timeout} s.")
+
+    unnamed = tool_errors(functools.partial(fetch, timeout=2.0))
+    err = valid(from_tool_result(unnamed("https://example.test")))
+    assert (err.code, err.location) == ("tool.timeout", None)
+    assert err.detail == "No answer in 2.0 s."
+
+
+def test_an_mcp_exception_the_binding_does_not_know_is_left_to_the_general_path() -> None:
+    """An exception of the ``mcp`` package with no JSON-RPC error and no OAuth failure (the
+    streamable HTTP client's own error): the binding does not guess a code."""
+    from mcp.client.streamable_http import StreamableHTTPError
+
+    from normalize_errors.bindings.mcp import read
+
+    exc = StreamableHTTPError("Session terminated")
+    assert read(exc) is None
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert err.upstream["exception"] == "mcp.client.streamable_http.StreamableHTTPError"

@@ -422,3 +422,77 @@ def test_user_errors_and_cancelled_mcp_tools() -> None:
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     err = valid(normalize(MCPToolCancellationError("the MCP server cancelled the call")))
     assert err.code == "tool.not_available"
+
+
+def test_a_guardrail_whose_name_cannot_be_read_is_still_a_guardrail() -> None:
+    """A tripwire exception (the SDK's own class) whose guardrail has no name and whose
+    function has no ``__name__`` (a ``functools.partial``): its ``get_name()`` raises, so
+    the answer names no guardrail, and keeps the stage."""
+    import functools
+
+    from agents import InputGuardrail
+    from agents.exceptions import InputGuardrailTripwireTriggered
+    from agents.guardrail import InputGuardrailResult
+
+    async def check(ctx: Any, agent: Any, text: Any, *, word: str) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered=True)
+
+    guardrail: InputGuardrail[Any] = InputGuardrail(
+        guardrail_function=functools.partial(check, word="secret")
+    )
+    output = GuardrailFunctionOutput(output_info={"why": "secret"}, tripwire_triggered=True)
+    exc = InputGuardrailTripwireTriggered(InputGuardrailResult(guardrail=guardrail, output=output))
+    err = valid(normalize(exc))
+    assert err.code == "policy.guardrail_triggered"
+    assert err.upstream["stage"] == "input"
+    assert err.upstream["guardrail"] is None
+
+
+def test_other_sandbox_errors_are_tool_failures_with_the_sdks_code() -> None:
+    """A sandbox error that is neither a timeout, a failed command nor an escaping path (the
+    SDK's WorkspaceStopError): tool.execution_failed, keeping the SDK's code and retryable."""
+    from agents.sandbox.errors import WorkspaceStopError
+
+    exc = WorkspaceStopError(path=Path("/workspace"), retryable=True)
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("tool.execution_failed", True)
+    assert err.upstream["code"] == "workspace_stop_error"
+    assert err.detail == "failed to stop session"
+
+
+def test_the_sdks_base_exception_is_left_to_the_general_path() -> None:
+    """``AgentsException`` itself names no failure: the reader declines, and the answer is the
+    general one for an unknown exception (the library's internal error, named)."""
+    from agents.exceptions import AgentsException
+
+    from normalize_errors.frameworks.agents import read
+
+    exc = AgentsException("something else went wrong")
+    assert read(exc) is None
+    err = valid(normalize(exc))
+    assert (err.code, err.upstream["exception"]) == (
+        "harness.internal_error",
+        "agents.exceptions.AgentsException",
+    )
+
+
+def test_an_error_event_the_provider_reader_cannot_read_falls_back_to_the_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If reading a stream's error event as the provider's body fails (the provider reader's
+    last-resort internal error, made here on purpose), the reason the message names decides."""
+    from agents.exceptions import ModelBehaviorError
+
+    from normalize_errors.frameworks import agents as reader
+
+    def broken(*args: Any, **kwargs: Any) -> HarnessError:
+        return HarnessError.from_code("harness.internal_error", "normalize-errors could not read")
+
+    monkeypatch.setattr(reader, "from_response", broken)
+    message = (
+        "Responses stream ended with an error event: code=response_incomplete; "
+        "message=stopped at max_output_tokens."
+    )
+    err = valid(normalize(ModelBehaviorError(message)))
+    assert err.code == "output.truncated"
+    assert err.upstream["framework"] == "agents"

@@ -191,3 +191,39 @@ def test_a_bedrock_context_overflow_is_read_by_the_bedrock_adapter() -> None:
     assert err.upstream["exception"].startswith("langchain_aws.")
     assert "Input is too long" in (err.detail or "")
     assert err.__cause__ is exc
+
+
+def test_a_parser_failure_without_a_parsing_cause_is_malformed_output() -> None:
+    """LangChain's own checks of parsed JSON (a missing key, a list where an object is due)
+    raise ``OutputParserException`` with no JSON or validation error behind it: the output
+    is malformed, and the parser's message is the feedback."""
+    from langchain_core.utils.json import parse_and_check_json_markdown
+
+    missing = valid(
+        normalize(raised(lambda: parse_and_check_json_markdown('{"a": 1}', ["answer"])))
+    )
+    assert missing.code == "output.malformed"
+    assert missing.model_feedback == (
+        "Got invalid return object. Expected key `answer` to be present, but got {'a': 1}"
+    )
+    assert missing.causes == []
+    listed = valid(normalize(raised(lambda: parse_and_check_json_markdown("[1, 2]", ["a"]))))
+    assert listed.code == "output.malformed"
+    assert (listed.model_feedback or "").startswith("Expected JSON object (dict), but got: list")
+    assert listed.upstream["llm_output"] == "[1, 2]"
+
+
+def test_other_langchain_exceptions_are_left_to_the_general_path() -> None:
+    """A langchain_core exception that is no parser, tool or model error (a tracer's):
+    the reader declines, and the answer is the general one for an unknown exception."""
+    from langchain_core.exceptions import TracerException
+
+    from normalize_errors.frameworks.langchain import read
+
+    exc = TracerException("the tracer could not start a run")
+    assert read(exc) is None
+    err = valid(normalize(exc))
+    assert (err.code, err.upstream["exception"]) == (
+        "harness.internal_error",
+        "langchain_core.exceptions.TracerException",
+    )

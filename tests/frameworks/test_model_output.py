@@ -47,3 +47,66 @@ def test_a_json_error_from_an_http_body_under_a_framework_is_not_the_models() ->
     exc = raised(lambda: RunnableLambda(lambda _: response.json()).invoke(None))
     assert isinstance(exc, json.JSONDecodeError)
     assert normalize(exc).code == "harness.internal_error"
+
+
+class Meeting(BaseModel):
+    date: str
+    attendees: int
+
+
+def test_output_that_is_not_json_at_all_is_malformed_not_a_schema_violation() -> None:
+    """pydantic's ``model_validate_json`` on a reply that is no JSON: every error is
+    ``json_invalid``, so the output is malformed (its shape was never checked)."""
+    from pydantic import ValidationError
+
+    from normalize_errors.frameworks._common import output_error
+
+    exc = raised(lambda: Meeting.model_validate_json('{"date": "2026-11-04", '))
+    assert isinstance(exc, ValidationError)
+    err = output_error(exc)
+    assert err is not None
+    assert valid(err).code == "output.malformed"
+    assert err.location == {"pointer": ""}
+    assert (err.model_feedback or "").startswith("The output did not validate:\n/: Invalid JSON")
+
+
+def test_several_validation_errors_are_one_cause_each() -> None:
+    """Two fields wrong: ``output.schema_violation`` with one cause per field (each with its
+    pointer), feedback listing both, and no single pointer on the whole."""
+    from normalize_errors.frameworks._common import output_error
+
+    exc = raised(lambda: Meeting.model_validate({"date": 4, "attendees": "many"}))
+    err = output_error(exc, tool_name="book")
+    assert err is not None
+    assert valid(err).code == "output.schema_violation"
+    assert err.detail == "2 validation error(s) for Meeting"
+    assert err.location == {"tool_name": "book"}
+    assert [c.location for c in err.causes] == [
+        {"tool_name": "book", "pointer": "/date"},
+        {"tool_name": "book", "pointer": "/attendees"},
+    ]
+    feedback = (err.model_feedback or "").splitlines()
+    assert feedback[0] == "The output did not validate:"
+    assert [line.split(":")[0] for line in feedback[1:]] == ["/date", "/attendees"]
+
+
+def test_a_validation_error_whose_errors_cannot_be_listed() -> None:
+    """A hostile ``ValidationError`` (by name) whose ``errors()`` raises: still a schema
+    violation, with no causes and no feedback rather than a crash."""
+    from normalize_errors.frameworks._common import output_error
+
+    class ValidationError(ValueError):
+        title = "Reply"
+
+        def errors(self, **kwargs: object) -> list[dict[str, object]]:
+            raise RuntimeError("broken")
+
+    err = output_error(ValidationError("x"))
+    assert err is not None
+    assert valid(err).code == "output.schema_violation"
+    assert (err.detail, err.causes, err.model_feedback) == (
+        "0 validation error(s) for Reply",
+        [],
+        None,
+    )
+    assert err.upstream["errors"] == 0

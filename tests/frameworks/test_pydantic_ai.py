@@ -356,3 +356,60 @@ def test_a_model_that_keeps_answering_nothing_ends_in_an_empty_output() -> None:
     assert [(c.code, c.model_feedback) for c in err.causes] == [
         ("output.empty", "Please return text.")
     ]
+
+
+def test_a_page_kept_as_the_body_is_read_as_the_page() -> None:
+    """A gateway's HTML page (Cloudflare's 502, recorded), which pydantic-ai keeps as a text
+    ``body``: without the SDK cause, the status and the page decide (its title, the gateway)."""
+    exc = raised(lambda: sync(Agent(cassette_model("openai", "cloudflare_502_html"))))
+    assert isinstance(getattr(exc, "body", None), str)
+    exc.__cause__ = None
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("upstream.unavailable", True)
+    assert err.upstream["status"] == 502
+    assert (err.upstream["title"], err.upstream["gateway"]) == ("502 Bad Gateway", "cloudflare")
+
+
+def test_output_retries_exhausted_by_what_pydantic_ai_kept_as_the_cause() -> None:
+    """``Exceeded maximum output retries`` (pydantic-ai's own class and message) with each
+    cause it can keep: none (no cause), a ``ModelRetry`` from an output validator (its words
+    are the feedback), or the ``UnexpectedModelBehavior`` it wraps as it is (read as itself)."""
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+    bare = valid(normalize(UnexpectedModelBehavior("Exceeded maximum output retries (2)")))
+    assert (bare.code, bare.attempts, bare.max_attempts, bare.causes) == (
+        "output.retries_exhausted",
+        3,
+        3,
+        [],
+    )
+
+    asked = UnexpectedModelBehavior("Exceeded maximum output retries (1)")
+    asked.__cause__ = ModelRetry("Answer in English.")
+    err = valid(normalize(asked))
+    assert [(c.code, c.model_feedback) for c in err.causes] == [
+        ("output.schema_violation", "Answer in English.")
+    ]
+
+    wrapped = UnexpectedModelBehavior("Exceeded maximum output retries (1)")
+    wrapped.__cause__ = UnexpectedModelBehavior("Received empty model response")
+    err = valid(normalize(wrapped))
+    assert [(c.code, c.detail) for c in err.causes] == [
+        ("output.empty", "Received empty model response")
+    ]
+
+
+def test_other_pydantic_ai_exceptions_are_left_to_the_general_path() -> None:
+    """pydantic-ai's ``UserError`` (a mistake in the harness's own code) is no failure the
+    reader knows: it declines, and the answer is the library's internal error, named."""
+    from pydantic_ai.exceptions import UserError
+
+    from normalize_errors.frameworks.pydantic_ai import read
+
+    exc = UserError("Unknown keyword argument")
+    assert read(exc) is None
+    err = valid(normalize(exc))
+    assert (err.code, err.upstream["exception"]) == (
+        "harness.internal_error",
+        "pydantic_ai.exceptions.UserError",
+    )

@@ -169,6 +169,18 @@ def test_hostile_streams_never_raise(chunks: Any) -> None:
     assert err is None or isinstance(valid(err), HarnessError)
 
 
+def test_what_cannot_be_iterated_is_no_stream() -> None:
+    """Not a sequence of events at all (a number, an object whose ``__iter__`` raises): no
+    answer, rather than an exception."""
+
+    class Unlistable:
+        def __iter__(self) -> Any:
+            raise RuntimeError("no events")
+
+    assert adapter_module.diagnose_stream(5, None) is None  # type: ignore[arg-type]
+    assert adapter_module.diagnose_stream(Unlistable(), None) is None
+
+
 def test_normalized_errors_pickle() -> None:
     """An error read from a real SDK exception pickles with its members and its cause.
 

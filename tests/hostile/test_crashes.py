@@ -251,6 +251,70 @@ def test_pickled_cause_of_an_importable_class_keeps_its_class() -> None:
     assert type(loaded.__cause__) is openai.InternalServerError
 
 
+class OddArgs(Exception):
+    """A vendor class whose ``args`` is a property giving something that cannot pickle."""
+
+    reason: str
+
+    @property
+    def args(self) -> Any:
+        return lambda: None
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        pass
+
+
+def test_a_cause_whose_args_cannot_be_pickled_loads_without_them() -> None:
+    """The cause is pickled as a copy of its class with empty ``args`` and its attributes;
+    the live exception is not changed."""
+    exc = OddArgs()
+    exc.reason = "gateway said no"
+    err = normalize(exc)
+    loaded = pickle.loads(pickle.dumps(err))
+    assert loaded == err
+    cause = loaded.__cause__
+    assert isinstance(cause, OddArgs)
+    assert type(cause) is OddArgs
+    assert cause.reason == "gateway said no"
+    assert callable(exc.args)
+
+
+def test_a_vendor_exception_whose_args_is_no_sequence_still_gets_its_drop_in() -> None:
+    """``typed_error`` (what ``wrap`` raises) of an exception whose ``args`` is no sequence:
+    the drop-in of the vendor's class, with no ``args`` kept; before, building it raised a
+    TypeError in the caller's error path."""
+    from normalize_errors._wrap import typed_error
+
+    exc = OddArgs()
+    err = typed_error(exc)
+    assert isinstance(err, OddArgs)
+    assert err.args == ()
+    assert err.__cause__ is exc
+    assert err.problem.code == "harness.internal_error"
+
+
+def test_a_traceback_kept_in_an_exceptions_dict_stays_out_of_the_pickle() -> None:
+    """An exception whose ``__dict__`` holds a traceback under ``__traceback__`` (state copied
+    by hand from another exception): the error, its drop-in and its cause pickle without it."""
+    from normalize_errors._wrap import typed_error
+
+    try:
+        raise RuntimeError("inner")
+    except RuntimeError as inner:
+        kept = inner.__traceback__
+    exc = OddArgs()
+    vars(exc)["__traceback__"] = kept
+    exc.reason = "copied state"
+    for err in (normalize(exc), typed_error(exc)):
+        loaded = pickle.loads(pickle.dumps(err))
+        assert loaded == err
+        assert "__traceback__" not in vars(loaded)
+        assert isinstance(loaded.__cause__, OddArgs)
+        assert "__traceback__" not in vars(loaded.__cause__)
+        assert loaded.__cause__.reason == "copied state"
+
+
 # -- classify --------------------------------------------------------------------------------------
 
 

@@ -112,3 +112,85 @@ def test_hostile_sdk_errors(attributes: dict[str, Any]) -> None:
     assert err.upstream.get("provider") == "google"
     if not isinstance(attributes.get("response"), Explosive):
         assert "bug" not in err.upstream, err.upstream
+
+
+class UnreadableEnum(str):
+    """A str subclass (as SDK enums are) whose ``.value`` raises."""
+
+    @property
+    def value(self) -> str:
+        raise RuntimeError("no value")
+
+
+def test_an_enum_whose_value_raises_is_read_as_no_word() -> None:
+    """A finish reason whose ``.value`` raises is no finish reason: an empty candidate is then
+    an empty answer (``output.empty``), not a content filter and not a crash."""
+    from enum import Enum
+
+    class Finish(str, Enum):
+        SAFETY = "SAFETY"
+
+    def result(finish: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"parts": []}, "finishReason": finish}]}
+
+    assert valid(diagnose(result(Finish.SAFETY), provider="google")).code == (
+        "policy.content_filtered"
+    )
+    err = valid(diagnose(result(UnreadableEnum("SAFETY")), provider="google"))
+    assert err.code == "output.empty"
+
+
+def test_looks_like_is_false_for_a_mapping_that_raises() -> None:
+    assert google.looks_like(ExplosiveMapping()) is False
+    assert google.looks_like([ExplosiveMapping()]) is False
+
+
+def raised_in(module: str, name: str, depth: int = 0, frame_locals: Any = None) -> TypeError:
+    """A TypeError raised by code whose frame claims ``module`` and function ``name``, under
+    ``depth`` calls of the caller's own. Made by hand: the SDK's own crash is tested in
+    tests/providers/test_google.py; these are the frames the adapter must not misread."""
+    import sys
+
+    code = compile("None + 1\n", f"<{module}>", "exec").replace(co_name=name)
+    space: dict[str, Any] = {"__name__": module}
+
+    def fail() -> None:
+        exec(code, space, frame_locals if frame_locals is not None else {})
+
+    def down(n: int) -> None:
+        if n == 0:
+            fail()
+        else:
+            down(n - 1)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, depth + 200))
+    try:
+        down(depth)
+    except TypeError as exc:
+        return exc
+    finally:
+        sys.setrecursionlimit(limit)
+    raise AssertionError("no TypeError was raised")
+
+
+class UnreadableLocals(dict[str, Any]):
+    """Frame locals whose ``get`` raises."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("locals cannot be read")
+
+
+def test_a_type_error_is_the_sdks_only_from_its_raise_error_frame() -> None:
+    """The adapter reads a TypeError as google-genai's crash on an error chunk only when the
+    innermost frame is the SDK's ``raise_error*`` in ``google.genai.errors``: not another
+    function of that module, not a frame deeper than it walks (256), and a frame whose
+    locals cannot be read still gives the stream's failure (without the chunk)."""
+    assert google.normalize(raised_in("google.genai.errors", "raise_error")) is not None
+    assert google.normalize(raised_in("google.genai.errors", "_get_code")) is None
+    assert google.normalize(raised_in("google.genai.errors", "raise_error", depth=300)) is None
+    exc = raised_in("google.genai.errors", "raise_error", frame_locals=UnreadableLocals())
+    err = google.normalize(exc)
+    assert err is not None
+    assert (valid(err).code, err.upstream["in_stream"]) == ("upstream.unavailable", True)
+    assert err.upstream["exception"] == "builtins.TypeError"

@@ -91,3 +91,21 @@ def test_a_bug_inside_the_google_adapter_is_its_internal_error(
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     assert (err.detail or "").startswith("normalize-errors could not read")
     assert err.upstream["bug"] == "ZeroDivisionError"
+
+
+def test_a_bug_reading_a_response_without_a_status_names_no_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The last-resort answer of ``from_response`` keeps the status only when there is one
+    (a status that is no number is left out), and a redacted piece of the body."""
+    from normalize_errors import _facade
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(_facade, "respond", broken)
+    err = valid(_facade.from_response("not a status", {}, b"upstream said no"), last_resort=True)
+    assert err.code == "harness.internal_error"
+    assert err.upstream == {"provider": "http", "body": "upstream said no"}
+    with_status = valid(_facade.from_response(502, {}, b"x", provider="openai"), last_resort=True)
+    assert with_status.upstream == {"provider": "openai", "status": 502, "body": "x"}

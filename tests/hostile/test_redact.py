@@ -194,3 +194,90 @@ def test_pickle_copies_scrub_bytes_pairs_and_depth() -> None:
     while isinstance(flat, list) and flat:
         flat, depth = flat[0], depth + 1
     assert depth <= MAX_DEPTH
+
+
+def test_the_cache_of_plain_names_stays_bounded_and_answers_the_same() -> None:
+    """Hostile inputs with thousands of distinct short keys: the remembered answers stop at
+    4096 names, and names past that are still judged (not remembered, not guessed)."""
+    from normalize_errors import _redact as redaction
+
+    saved = dict(redaction._PLAIN_NAMES)
+    redaction._PLAIN_NAMES.clear()
+    try:
+        for number in range(5000):
+            assert redaction.secret_name(f"field{number}") is False
+        assert len(redaction._PLAIN_NAMES) == 4096
+        assert redaction.secret_name("access_token") is True  # past the bound: still judged
+        assert redaction.secret_name("field4999") is False
+        assert "access_token" not in redaction._PLAIN_NAMES
+    finally:
+        redaction._PLAIN_NAMES.clear()
+        redaction._PLAIN_NAMES.update(saved)
+
+
+def test_cut_leaves_short_text_alone_and_never_splits_a_key() -> None:
+    """``cut`` returns text within the limit as it is; a longer one is cut before the key
+    run the limit falls in, so no head of a key remains."""
+    from normalize_errors._redact import cut
+
+    assert cut("short", 5) == "short"
+    assert cut("", 0) == ""
+    text = f"see {SECRETS[0]} there"
+    cut_text = cut(text, 12)
+    assert cut_text == "see …"
+    assert not any(secret[:4] in cut_text for secret in SECRETS)
+
+
+def test_pickle_copies_leave_out_what_cannot_be_pickled_safely() -> None:
+    """Mapping entries whose key or value cannot pickle are left out (the rest stays), and an
+    object whose pickle is larger than the scanned size is dropped, not pickled unscanned."""
+    from types import SimpleNamespace
+
+    from normalize_errors._redact import DROP
+
+    def local() -> None:  # a local function: it does not pickle
+        return None
+
+    assert scrub({"model": "m", "callback": local, local: "value"}) == {"model": "m"}
+    small = SimpleNamespace(note="plain")
+    assert scrub(small) is small
+    big = SimpleNamespace(blob=b"x" * (2 << 20))  # pickles to 2 MiB, past the 1 MiB scanned
+    assert scrub(big) is DROP
+    assert scrub({"kept": 1, "big": big}) == {"kept": 1}
+
+
+def test_an_exception_held_in_an_attribute_pickles_as_a_redacted_copy() -> None:
+    """An exception inside a vendor attribute is pickled as a copy of its class with redacted
+    ``args``; a harness error there is kept whole; the live exception is untouched."""
+    inner = ValueError(f"Incorrect API key provided: {SECRETS[2]}")
+    harness = UpstreamAuthenticationFailedError("expired")
+    copied = pickle.loads(pickle.dumps(scrub({"error": inner, "problem": harness})))
+    assert type(copied["error"]) is ValueError
+    assert copied["error"].args == (f"Incorrect API key provided: {REDACTED}",)
+    assert isinstance(copied["problem"], UpstreamAuthenticationFailedError)
+    assert copied["problem"].detail == "expired"
+    assert SECRETS[2] in inner.args[0]
+
+
+class _BrokenHeaders:
+    """An object of an HTTP library (by its module's name) whose headers cannot be read."""
+
+    def __init__(self, secret: str) -> None:
+        self.url = f"https://api.example.test/v1?key={secret}"
+
+    @property
+    def headers(self) -> Any:
+        raise RuntimeError("headers are gone")
+
+
+_BrokenHeaders.__module__ = "httpx._models"
+
+
+def test_an_http_object_that_breaks_while_copied_is_left_out() -> None:
+    """A request or response whose members raise while it is copied is dropped from the
+    pickle (it is not pickled as it is, credential and all)."""
+    from normalize_errors._redact import DROP
+
+    broken = _BrokenHeaders(SECRETS[3])
+    assert scrub(broken) is DROP
+    assert scrub({"response": broken, "status": 500}) == {"status": 500}

@@ -752,6 +752,15 @@ def _tool(partials: list[str], name: str = "get_weather") -> tuple[dict[str, Any
     return start, [{"type": "input_json_delta", "partial_json": p} for p in partials]
 
 
+def _thinking(thought: str, signature: str) -> tuple[dict[str, Any], list[Any]]:
+    start = {"type": "thinking", "thinking": "", "signature": ""}
+    deltas = [
+        {"type": "thinking_delta", "thinking": thought},
+        {"type": "signature_delta", "signature": signature},
+    ]
+    return start, deltas
+
+
 def _text(*parts: str) -> tuple[dict[str, Any], list[Any]]:
     return {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in parts]
 
@@ -787,6 +796,36 @@ STREAM_CASES: dict[str, tuple[list[dict[str, Any]], list[Any] | None, str | None
         "context.window_exceeded",
     ),
     "refusal_no_details": (_stream_events([_text("I ")], "refusal"), None, "policy.model_refusal"),
+    # extended thinking and nothing else: its deltas are no text and no tool input
+    "thinking_only_end_turn": (
+        _stream_events([_thinking("Let me see", "sig-1")], "end_turn"),
+        None,
+        "output.empty",
+    ),
+    "text_after_thinking": (
+        _stream_events([_thinking("Let me see", "sig-1"), _text("Paris.")], "end_turn"),
+        None,
+        None,
+    ),
+    # a message_start that already holds content (the start of a continued turn)
+    "content_in_message_start": (
+        [
+            {"type": "message_start", "message": _message(None, [*TEXT])},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+            {"type": "message_stop"},
+        ],
+        None,
+        None,
+    ),
+    "empty_block_in_message_start": (
+        [
+            {"type": "message_start", "message": _message(None, [{"type": "text", "text": ""}])},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+            {"type": "message_stop"},
+        ],
+        None,
+        "output.empty",
+    ),
 }
 
 
@@ -828,6 +867,21 @@ def test_a_stream_error_event_given_as_data() -> None:
     assert (err.code, err.retryable) == ("upstream.overloaded", True)
     assert err.upstream["in_stream"] is True
     assert err.upstream["request_id"] == "req_evt"
+
+
+def test_a_stream_error_event_as_the_sdks_object() -> None:
+    """The same error event as the SDK's own ``ErrorResponse`` model: read the same way."""
+    from anthropic.types import ErrorResponse, OverloadedError
+
+    event = ErrorResponse(
+        type="error",
+        error=OverloadedError(type="overloaded_error", message="Overloaded"),
+        request_id="req_obj",
+    )
+    start = {"type": "message_start", "message": _message(None, [])}
+    err = valid(adapter_module.diagnose_stream([start, event], None) or pytest.fail("none"))
+    assert (err.code, err.retryable, err.detail) == ("upstream.overloaded", True, "Overloaded")
+    assert (err.upstream["in_stream"], err.upstream["request_id"]) == (True, "req_obj")
 
 
 def test_a_stream_with_no_message_events_is_not_judged() -> None:

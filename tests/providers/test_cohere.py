@@ -323,3 +323,50 @@ def test_a_v1_result_with_text_or_a_tool_call() -> None:
     text = {"text": "Sales were 10,000.", "generation_id": "g-3", "finish_reason": "COMPLETE"}
     assert diagnose(text, provider="cohere") is None
     assert diagnose({"text": "Sales were 10,000."}, provider="cohere") is None
+
+
+def test_a_body_with_an_id_keeps_it() -> None:
+    """Cohere's ``{"id": ..., "message": ...}`` error body (the shape the adapter documents;
+    the body is constructed): the message is the detail, the id rides in ``upstream``."""
+    body = {"id": "4c1d2e3f-0000-4000-8000-000000000000", "message": "invalid request: model"}
+    err = valid(from_response(400, {}, body, provider="cohere"))
+    assert (err.code, err.detail) == ("upstream.invalid_request", "invalid request: model")
+    assert err.upstream["id"] == "4c1d2e3f-0000-4000-8000-000000000000"
+    empty = valid(from_response(400, {}, {"id": "", "message": "x"}, provider="cohere"))
+    assert "id" not in empty.upstream
+
+
+def test_empty_text_is_no_output_in_a_result_and_in_a_stream() -> None:
+    """A COMPLETE answer whose only text block is empty, or a stream whose only text delta
+    is empty, produced nothing: ``output.empty`` (constructed v2 JSON)."""
+    result = {
+        "id": "r1",
+        "finish_reason": "COMPLETE",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+    }
+    assert valid(diagnose(result, provider="cohere") or pytest.fail("none")).code == (
+        "output.empty"
+    )
+    events: list[dict[str, Any]] = [
+        {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+        {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": ""}}}},
+        {"type": "message-end", "delta": {"finish_reason": "COMPLETE"}},
+    ]
+    err = adapter.diagnose_stream(events, None)
+    assert err is not None
+    assert valid(err).code == "output.empty"
+    events[1]["delta"]["message"]["content"]["text"] = "Hi"
+    assert adapter.diagnose_stream(events, None) is None
+
+
+def test_headers_on_a_response_the_exception_carries_come_first() -> None:
+    """The SDK's errors carry ``headers`` themselves; an exception that also carries the
+    ``response`` (set here by hand, as an SDK line that kept it would) is read from the
+    response's headers, which are not replaced by the exception's own."""
+    sdk = client(429, {"message": "You are past the per minute request limit."})
+    exc = raised(
+        lambda: sdk.chat(model="command-a-03-2025", messages=MESSAGES, request_options=NO_RETRIES)
+    )
+    exc.response = httpx.Response(429, headers={"retry-after": "7"})  # type: ignore[attr-defined]
+    err = valid(normalize(exc))
+    assert (err.code, err.retry_after) == ("upstream.rate_limited", 7.0)

@@ -331,6 +331,18 @@ def test_interactions_websocket_errors() -> None:
         normalize(module.APIWebSocketError("Live interaction server frames must contain JSON."))
     )
     assert frame.code == "upstream.invalid_response"
+    server = valid(
+        normalize(
+            module.APIWebSocketError(
+                "Quota exceeded.", close_code=1011, server_code="RESOURCE_EXHAUSTED"
+            )
+        )
+    )
+    assert (server.code, server.upstream["code"], server.upstream["close_code"]) == (
+        "upstream.rate_limited",
+        "RESOURCE_EXHAUSTED",
+        1011,
+    )
 
 
 @pytest.mark.parametrize(
@@ -1112,3 +1124,39 @@ def test_field_violations_of_a_bad_request_are_kept() -> None:
     err = valid(from_response(400, {}, json.dumps(body), provider="google"))
     assert (err.code, err.retryable) == ("upstream.invalid_request", False)
     assert err.upstream["field_violations"] == [{"description": unknown}]
+
+
+def test_details_that_carry_nothing_usable_add_nothing() -> None:
+    """google.rpc details whose members are missing or of the wrong type (an ErrorInfo with
+    no reason or domain, a QuotaFailure whose violations name no quota, a RetryInfo whose
+    delay is a number, an empty BadRequest and Help) are read past: the status decides, and
+    ``upstream`` gains none of their members. The body is constructed from the documented
+    shapes, with those members left out on purpose."""
+    details: list[dict[str, Any]] = [
+        {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "metadata": {"service": "x"}},
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"x": 1}, 7]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": 26},
+        {"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": ["x"]},
+        {"@type": "type.googleapis.com/google.rpc.Help", "links": [{"description": "docs"}]},
+    ]
+    body = google_error(429, "RESOURCE_EXHAUSTED", "Resource exhausted.", *details)
+    err = valid(from_response(429, {}, body, provider="google"))
+    assert (err.code, err.retryable, err.retry_after) == ("upstream.rate_limited", True, None)
+    assert err.upstream["metadata"] == {"service": "x"}
+    for member in ("domain", "retry_delay", "field_violations", "help", "type"):
+        assert member not in err.upstream, member
+    assert err.upstream.get("violations", []) == []
+
+
+def test_a_string_code_does_not_replace_the_canonical_status() -> None:
+    """A body with both a canonical ``status`` and a string ``code`` (constructed): the
+    status stays the vendor code; the string code is still matched as an id."""
+    body = {
+        "error": {
+            "code": "quota_exceeded",
+            "status": "RESOURCE_EXHAUSTED",
+            "message": "Quota exceeded.",
+        }
+    }
+    err = valid(from_response(429, {}, json.dumps(body), provider="google"))
+    assert (err.code, err.upstream["code"]) == ("upstream.rate_limited", "RESOURCE_EXHAUSTED")

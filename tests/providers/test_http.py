@@ -204,6 +204,44 @@ def test_unknown_exceptions_are_not_this_adapters() -> None:
     assert adapter.normalize(TimeoutError()) is None
 
 
+def test_an_httpx_package_exception_of_no_listed_class_is_left_to_the_caller() -> None:
+    """A class of the httpx packages that is none of ``CLASSES`` (httpx2's WebSocket errors
+    are such; they need wsproto, so a class of that module's name is made here): not read
+    as an HTTP failure, and the general path names it."""
+
+    class WebSocketDisconnect(Exception):
+        pass
+
+    WebSocketDisconnect.__module__ = "httpx2.websockets._exceptions"
+    exc = WebSocketDisconnect("closed 1011")
+    assert adapter.normalize(exc) is None
+    err = valid(normalize(exc))
+    assert err.code == "harness.internal_error"
+    assert err.upstream["exception"].startswith("httpx2.websockets._exceptions.")
+    assert err.upstream["exception"].endswith(".WebSocketDisconnect")
+
+
+def test_the_request_behind_an_exception_is_read_without_trusting_it() -> None:
+    """The request an exception carries: httpcore's (bytes method, a URL of bytes) gives the
+    method and no host; a requests ``PreparedRequest`` whose URL cannot be parsed (set by
+    hand here: requests refuses to build one) gives the method and no host either."""
+    import httpcore
+    import httpx
+
+    raw = httpcore.Request(b"POST", "https://api.example.test/v1/chat")
+    err = valid(normalize(httpx.ConnectError("refused", request=raw)))  # type: ignore[arg-type]
+    assert (err.code, err.upstream["method"]) == ("upstream.unavailable", "POST")
+    assert "host" not in err.upstream
+    assert err.detail == "ConnectError: refused"
+
+    prepared = requests.Request("GET", "https://api.example.test/v1").prepare()
+    prepared.url = "http://[::1/v1/models"  # an unclosed IPv6 literal: urlsplit refuses it
+    exc = requests.exceptions.ConnectionError("connection refused", request=prepared)
+    err = valid(normalize(exc))
+    assert (err.code, err.upstream["method"]) == ("upstream.unavailable", "GET")
+    assert "host" not in err.upstream
+
+
 # -- (b) real clients made to fail ---------------------------------------------------------------
 
 
@@ -763,6 +801,23 @@ def test_bodies_of_no_known_shape(
     assert err.upstream["provider"] == "http"
     if detail is not None:
         assert err.detail == detail
+
+
+def test_the_detail_names_the_first_line_of_text_however_far_down() -> None:
+    """A plain-text body whose text starts after many blank lines (made up here, in the
+    shape of Envoy's reply): the detail quotes its first line, the message the whole text;
+    before, blank lines past the 50th left the detail ending in an empty quote."""
+    text = "\r\n" * 60 + "upstream connect error or disconnect/reset before headers\nline 2"
+    err = valid(from_response(503, {}, text.encode()))
+    assert err.detail == (
+        "http: HTTP 503: upstream connect error or disconnect/reset before headers"
+    )
+    assert err.upstream["message"] == (
+        "upstream connect error or disconnect/reset before headers\nline 2"
+    )
+    long_line = valid(from_response(500, {}, "x" * 2000))
+    assert long_line.detail is not None
+    assert len(long_line.detail) <= len("http: HTTP 500: ") + 301
 
 
 def test_a_success_given_as_an_error_uses_the_1xx_to_3xx_row() -> None:

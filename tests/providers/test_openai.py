@@ -410,3 +410,92 @@ def test_responses_results_with_tool_calls_and_other_items() -> None:
         fine = answering(responses_result(status, output))
         result = wrap(fine).responses.create(model="gpt-4.1", input="hi", tools=WEATHER_TOOL)
         assert result.status == status
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "vendor_code"),
+    [
+        # Cloudflare's envelope whose first entry is no object: nothing read from it
+        ({"success": False, "errors": ["Bad gateway"]}, None, None),
+        # an entry with a code and no message, and one with a message and no code
+        ({"success": False, "errors": [{"code": 7003}]}, None, "7003"),
+        (
+            {"success": False, "errors": [{"message": "No route for that URI"}]},
+            "No route for that URI",
+            None,
+        ),
+        # a problem document whose detail is no text
+        ({"status": 404, "detail": {"why": "gone"}}, None, None),
+    ],
+)
+def test_error_envelopes_with_members_missing(
+    body: dict[str, Any], message: str | None, vendor_code: str | None
+) -> None:
+    """Bodies of the shapes the adapter reads (Cloudflare's ``errors`` list, RFC 9457), with
+    members missing or of another type (constructed): what is there is read, nothing else,
+    and the status decides."""
+    err = valid(from_response(404, {}, body, provider="openai"))
+    assert err.code == "upstream.invalid_request"
+    assert err.upstream.get("code") == vendor_code
+    assert err.upstream.get("message") == message
+
+
+def test_an_error_given_as_a_string_keeps_the_message_the_sdk_read() -> None:
+    """A body ``{"error": "text"}`` (constructed) through the real client: the SDK's
+    exception and the raw response give the text as the message."""
+
+    def handler(request: Any) -> Any:
+        return HTTP.Response(429, json={"error": "Too many requests, slow down"})
+
+    exc = raised(lambda: client(handler).chat.completions.create(model="m", messages=MESSAGES))
+    assert isinstance(exc, openai.RateLimitError)
+    err = valid(normalize(exc))
+    assert (err.code, err.upstream["message"]) == (
+        "upstream.rate_limited",
+        "Too many requests, slow down",
+    )
+    body = {"error": "Too many requests, slow down"}
+    raw = valid(from_response(429, {}, body, provider="openai"))
+    assert raw.upstream["message"] == "Too many requests, slow down"
+
+
+def test_a_message_part_without_text_is_no_output() -> None:
+    """A completed Responses message whose only part has empty text (constructed) produced
+    nothing: ``output.empty``; a tool-call delta without a function is skipped in a stream."""
+    part = {"type": "output_text", "text": "", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": [part]}
+    found = diagnose(responses_result("completed", [message]), provider="openai")
+    assert found is not None
+    assert valid(found).code == "output.empty"
+    chunks = [
+        chunk_of({"role": "assistant", "content": None}),
+        chunk_of({"tool_calls": [{"index": 0, "id": "call_1", "type": "function"}]}),
+        chunk_of({"tool_calls": [{"index": 0, "function": {"name": "get_weather"}}]}),
+        chunk_of({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+        chunk_of({}, "tool_calls"),
+    ]
+    from normalize_errors.providers import openai as adapter
+
+    chat_tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    assert adapter.diagnose_stream(chunks, chat_tools) is None
+    chunks[3] = chunk_of({"tool_calls": [{"index": 0, "function": {"arguments": "{"}}]})
+    cut = adapter.diagnose_stream(chunks, chat_tools)
+    assert cut is not None
+    assert (cut.code, cut.location) == (
+        "output.invalid_tool_arguments",
+        {"tool_name": "get_weather", "tool_call_id": "call_1"},
+    )
+
+
+def test_reasoning_alone_is_no_output_and_an_empty_body_is_no_result() -> None:
+    """A completed Responses result with only a reasoning item produced nothing the caller
+    can use: ``output.empty``; with a message after it, no failure. A JSON object with no
+    members at all is not judged (constructed shapes)."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    text = {"type": "output_text", "text": "Paris.", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": [text]}
+    alone = diagnose(responses_result("completed", [reasoning]), provider="openai")
+    assert alone is not None
+    assert valid(alone).code == "output.empty"
+    assert diagnose(responses_result("completed", [reasoning, message]), provider="openai") is None
+    assert diagnose({}, provider="openai") is None

@@ -70,3 +70,108 @@ def test_the_message_of_an_exception_whose_args_cannot_be_read() -> None:
 
     assert message_of(Hostile()) is None
     assert message_of(ValueError("plain")) == "plain"
+
+
+def test_an_unknown_provider_name_is_refused_naming_the_known_ones() -> None:
+    from normalize_errors.providers import NAMES, adapter
+
+    with pytest.raises(
+        ValueError, match="unknown provider 'mycorp'; expected one of anthropic, google, openai"
+    ):
+        adapter("mycorp")
+    import importlib
+
+    for name in NAMES:
+        assert adapter(name) is importlib.import_module(f"normalize_errors.providers.{name}")
+
+
+def raised_at_depth(depth: int, module: str) -> BaseException:
+    """A TypeError raised by code of ``module`` under ``depth`` calls of the user's own."""
+    import sys
+
+    inner: dict[str, Any] = {"__name__": module}
+    exec("def fail():\n    None + 1\n", inner)
+    outer: dict[str, Any] = {"__name__": "mycorp.walk", "fail": inner["fail"]}
+    exec("def down(n):\n    if n == 0:\n        fail()\n    down(n - 1)\n", outer)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, depth + 200))
+    try:
+        outer["down"](depth)
+    except TypeError as exc:
+        return exc
+    finally:
+        sys.setrecursionlimit(limit)
+    raise AssertionError("no exception was raised")
+
+
+def test_the_walk_to_the_innermost_frame_is_bounded() -> None:
+    """The frame that raised a builtin exception names its vendor (google-genai's own
+    TypeError), but the walk there stops after 1000 frames: a deeper traceback names none."""
+    from normalize_errors.providers import provider_of_traceback
+
+    assert provider_of_traceback(raised_at_depth(900, "google.genai.errors")) == "google"
+    assert provider_of_traceback(raised_at_depth(1500, "google.genai.errors")) is None
+    assert provider_of_traceback(raised_at_depth(10, "mycorp.tools")) is None
+    assert provider_of_traceback(TypeError("never raised")) is None
+
+
+def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> None:
+    """``_path.read_exception`` with no ``adjust`` (the SDK-specific step every built-in
+    adapter passes) reads a real SDK status error from its status, headers and body alone,
+    to the answer the adapter gives. The body is the recorded one of the cassette."""
+    import openai
+
+    from normalize_errors._path import read_exception
+    from normalize_errors.providers import openai as openai_adapter
+
+    from ..support import recorded
+
+    status, headers, body = recorded("openai", "rate_limit_tpm_429")
+    http = http_library("openai")
+    request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = http.Response(status, headers=headers, content=body, request=request)
+    exc = openai.RateLimitError("rate limited", response=response, body=json.loads(body)["error"])
+    plain = read_exception(openai_adapter.SDK, exc)
+    assert plain is not None
+    adapted = normalize(exc)
+    assert (plain.code, plain.retryable, plain.retry_after) == (
+        adapted.code,
+        adapted.retryable,
+        adapted.retry_after,
+    )
+    assert plain.upstream["status"] == 429
+    assert read_exception(openai_adapter.SDK, ValueError("not the SDK's")) is None
+
+
+def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay helpers name what they cannot do: a provider with no SDK client to build,
+    and an SDK whose ``_base_client`` (a module made here) sends with neither httpx nor
+    httpx2; a Stainless SDK's library is found."""
+    import sys
+    import types
+
+    from normalize_errors.providers import _calls
+
+    with pytest.raises(ValueError, match="no SDK client for provider 'bedrock'"):
+        _calls.call("bedrock", "converse")
+    monkeypatch.setitem(sys.modules, "mycorp_sdk", types.ModuleType("mycorp_sdk"))
+    monkeypatch.setitem(
+        sys.modules, "mycorp_sdk._base_client", types.ModuleType("mycorp_sdk._base_client")
+    )
+    with pytest.raises(RuntimeError, match="mycorp_sdk uses neither httpx nor httpx2"):
+        http_library("mycorp_sdk")
+    assert http_library("anthropic").__name__ in ("httpx", "httpx2")
+
+
+def test_an_anthropic_error_without_a_response_keeps_the_sdks_request_id() -> None:
+    """An ``anthropic.APIError`` with no response (no header to read) that carries the
+    request id as an attribute, as the SDK sets it on status errors: that id is reported."""
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    request = http_library("anthropic").Request("POST", "https://api.anthropic.com/v1/messages")
+    exc = anthropic.APIError(json.dumps(body), request, body=body)
+    exc.request_id = "req_011CSHoEeqs5C35K2UUqR7Fy"  # type: ignore[attr-defined]
+    err = normalize(exc)
+    assert (err.code, err.upstream["request_id"]) == (
+        "upstream.overloaded",
+        "req_011CSHoEeqs5C35K2UUqR7Fy",
+    )

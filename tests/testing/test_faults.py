@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx
@@ -308,3 +311,189 @@ def test_replies_of_bytes_and_of_json_with_their_own_type() -> None:
     assert second.headers["content-type"] == "application/problem+json"
     assert second.json()["title"] == "Too Many Requests"
     assert faults.waits == []
+
+
+# -- whose sleeps are skipped: the context that started Faults, not every thread ----------------
+
+
+def test_a_background_threads_polling_sleep_is_its_own() -> None:
+    """A worker thread started before Faults (as a library's exporter is) polls with
+    ``time.sleep``: it keeps sleeping for real, and none of its sleeps is noted.
+
+    Before the fix, the patched ``time.sleep`` was process-wide: such a worker's sleeps
+    returned at once, so it spun thousands of times, and every turn landed in ``waits``.
+    """
+    stop = threading.Event()
+    turns: list[float] = []
+
+    def poll() -> None:
+        while not stop.is_set():
+            turns.append(time.perf_counter())
+            time.sleep(0.05)
+
+    worker = threading.Thread(target=poll, daemon=True)
+    worker.start()
+    try:
+        with Faults() as faults:
+            stop.wait(0.4)  # an Event's wait, not time.sleep: the worker gets 0.4 s to poll
+            time.sleep(9)  # the code under test's own wait: noted, not slept
+    finally:
+        stop.set()
+        worker.join(5)
+    assert faults.waits == [9.0]
+    assert 2 <= len(turns) < 30  # about 0.4 / 0.05 turns; thousands if the worker spun
+
+
+def test_another_threads_sleeps_sleep_while_faults_is_active() -> None:
+    """A thread started inside the block without the context sleeps for real, sync and
+    async (its own event loop), and its waits are not noted."""
+    took: dict[str, float] = {}
+
+    def sync_wait() -> None:
+        began = time.perf_counter()
+        time.sleep(0.15)
+        took["sync"] = time.perf_counter() - began
+
+    def async_wait() -> None:
+        async def go() -> str:
+            return await asyncio.sleep(0.15, result="woke")
+
+        began = time.perf_counter()
+        assert asyncio.run(go()) == "woke"
+        took["async"] = time.perf_counter() - began
+
+    with Faults() as faults:
+        threads = [threading.Thread(target=sync_wait), threading.Thread(target=async_wait)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(5)
+    assert sorted(took) == ["async", "sync"]
+    assert min(took.values()) >= 0.14
+    assert faults.waits == []
+
+
+def test_tasks_and_threads_that_carry_the_context_do_not_sleep() -> None:
+    """asyncio tasks, ``asyncio.to_thread`` and a thread run in a copy of the context are the
+    code under test: their waits are noted and not slept."""
+
+    async def go() -> str:
+        await asyncio.to_thread(time.sleep, 30)
+        return await asyncio.sleep(20, result="done")
+
+    began = time.perf_counter()
+    with Faults() as faults:
+        assert asyncio.run(go()) == "done"
+        carried = threading.Thread(target=contextvars.copy_context().run, args=(time.sleep, 10))
+        carried.start()
+        carried.join(5)
+    assert faults.waits == [30.0, 20.0, 10.0]
+    assert time.perf_counter() - began < 10
+
+
+def test_the_agents_sdks_trace_exporter_does_not_spin() -> None:
+    """The OpenAI Agents SDK's real batch trace processor, whose worker thread polls with
+    ``time.sleep(0.2)``, left running while an SDK's retry is asserted on: the retry's wait is
+    the only one noted (the order-dependent failure seen after tests/frameworks/test_agents.py).
+    """
+    pytest.importorskip("agents", reason="needs the openai-agents SDK")
+    from agents.tracing import Span, Trace, trace
+    from agents.tracing.processor_interface import TracingExporter
+    from agents.tracing.processors import BatchTraceProcessor
+
+    exported: list[Trace | Span[Any]] = []
+
+    class Keep(TracingExporter):
+        def export(self, items: list[Trace | Span[Any]]) -> None:
+            exported.extend(items)
+
+    processor = BatchTraceProcessor(Keep(), schedule_delay=60.0)
+    processor.on_trace_start(trace("faults-and-tracing"))  # starts the worker thread
+    try:
+        with Faults() as faults:
+            faults.fail(429, headers={"retry-after": "3"}, body={"error": {"message": "slow"}})
+            assert chat(openai.OpenAI(api_key="sk-test", max_retries=1)) == "Hello!"
+            threading.Event().wait(0.5)  # more than the worker's 0.2 s poll
+    finally:
+        processor.shutdown(timeout=5)
+    assert faults.waits == [3.0]
+    assert len(exported) == 1  # the worker was alive throughout and drained its queue at the end
+
+
+def test_a_wait_that_is_no_number_is_not_noted() -> None:
+    """The patched sleeps note what converts to seconds and leave the rest out (they never
+    raise inside the SDK's retry loop)."""
+    from decimal import Decimal
+
+    with Faults() as faults:
+        time.sleep(Decimal("1.5"))  # type: ignore[arg-type]
+        time.sleep(None)  # type: ignore[arg-type]
+        time.sleep("soon")  # type: ignore[arg-type]
+        asyncio.run(asyncio.sleep("later"))  # type: ignore[call-overload]
+    assert faults.waits == [1.5]
+
+
+def test_only_the_libraries_installed_are_patched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where httpx2 or anyio is not installed (looked up when Faults starts), Faults patches
+    the rest and leaves those alone."""
+    import importlib.util
+
+    import anyio
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("httpx2", "anyio") else real(name, *a),
+    )
+    before = (httpx2.HTTPTransport.handle_request, anyio.sleep, httpx.HTTPTransport.handle_request)
+    with Faults():
+        assert httpx2.HTTPTransport.handle_request is before[0]
+        assert anyio.sleep is before[1]
+        assert httpx.HTTPTransport.handle_request is not before[2]
+    assert httpx.HTTPTransport.handle_request is before[2]
+
+
+def test_a_start_that_fails_half_way_undoes_what_it_patched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If patching fails part way (here the lookup of anyio raises), start() undoes the
+    patches already made and re-raises; the process is left as before and can start again."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def broken(name: str, package: str | None = None) -> object:
+        if name == "anyio":
+            raise RuntimeError("a broken import system")
+        return real(name, package)
+
+    before = (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep)
+    monkeypatch.setattr(importlib.util, "find_spec", broken)
+    with pytest.raises(RuntimeError, match="a broken import system"):
+        Faults().start()
+    assert (httpx.HTTPTransport.handle_request, time.sleep, asyncio.sleep) == before
+    monkeypatch.undo()
+    with Faults() as faults:
+        time.sleep(2)
+    assert faults.waits == [2.0]
+
+
+def test_stop_removes_a_patch_of_an_inherited_method() -> None:
+    """A transport whose method is inherited (an SDK line that defines it on a base class):
+    stop() deletes the patch from the subclass, so the base's method shows through again,
+    instead of copying the base's onto the subclass."""
+
+    class Base:
+        def handle_request(self) -> str:
+            return "base"
+
+    class Transport(Base):
+        pass
+
+    faults = Faults()
+    faults._patch(Transport, "handle_request", lambda self: "patched")
+    assert Transport().handle_request() == "patched"
+    faults.stop()
+    assert Transport().handle_request() == "base"
+    assert "handle_request" not in vars(Transport)

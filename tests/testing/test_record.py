@@ -290,3 +290,74 @@ def test_a_successful_call_without_a_body_is_recorded_without_an_expectation(
     assert "expect" not in found.metadata
     assert found.status == 200
     assert found.interactions[0]["request"]["body"] == ""
+
+
+def test_a_key_in_the_urls_path_stops_the_recording(vendor: str, tmp_path: Path) -> None:
+    """Query parameters are scrubbed, a path is not: a URL path holding a key (an API that
+    takes it there) makes ``record`` refuse to write, and nothing is written."""
+    with (
+        pytest.raises(ValueError, match="would hold a key-shaped text; nothing written"),
+        record(tmp_path) as written,
+    ):
+        httpx.post(f"{vendor}/v1/keys/{PLANTED['openai']}/check", json={"q": 1})
+    assert written == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_clients_other_than_httpx_are_recorded_too(vendor: str, tmp_path: Path) -> None:
+    """requests (a GET sends no body at all) and the standard library's http.client (which
+    sends no user-agent) are recorded like httpx: named by status, without a request body."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    import requests
+
+    with record(tmp_path, name="listing") as written:
+        requests.get(f"{vendor}/v1/models", timeout=5).raise_for_status()
+        parts = urlsplit(vendor)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+        connection.request("POST", "/v1/other", body=b"plain text", headers={})
+        assert connection.getresponse().status == 503
+        connection.close()
+    assert [path.relative_to(tmp_path).as_posix() for path in written] == [
+        "http/listing.yaml",
+        "http/listing_2.yaml",
+    ]
+    got, sent = cassette(written[0]), cassette(written[1])
+    assert got.interactions[0]["request"]["body"] == ""
+    assert (got.status, "expect" in got.metadata) == (200, False)
+    assert sent.metadata["expect"] == {"code": "upstream.unavailable"}
+    assert "user-agent" not in {k.lower() for k in sent.interactions[0]["request"]["headers"]}
+
+
+def test_an_openai_path_called_by_the_anthropic_sdk_is_not_taken_for_openai() -> None:
+    """The provider is guessed from the path, except that an OpenAI-shaped path called with
+    the Anthropic SDK's user-agent (its generic ``client.post``) is not OpenAI's."""
+    from normalize_errors.testing._record import _guess
+
+    url = "https://gateway.example/v1/chat/completions"
+    assert _guess(url, {"User-Agent": ["Anthropic/Python 0.49.0"]}) == ("http", "post", "")
+    assert _guess(url, {"user-agent": "OpenAI/Python 1.0"})[:2] == (
+        "openai",
+        "chat.completions.create",
+    )
+    assert _guess(url, {}) == ("openai", "chat.completions.create", "/chat/completions")
+
+
+def test_a_request_body_sent_from_a_file_or_an_iterator_is_recorded_as_its_text(
+    vendor: str, tmp_path: Path
+) -> None:
+    """requests streams a file or an iterator as the body; vcrpy hands those back as a file
+    and an iterator: the cassette holds their text (redacted), not a Python repr."""
+    import io
+
+    import requests
+
+    body = json.dumps({"prompt": "Hi", "note": f"my key is {PLANTED['openai']}"}).encode()
+    with record(tmp_path, name="streamed") as written:
+        requests.post(f"{vendor}/v1/other", data=io.BytesIO(body), timeout=5)
+        requests.post(f"{vendor}/v1/other", data=iter([body[:10], body[10:]]), timeout=5)
+    sent = [cassette(path).interactions[0]["request"]["body"] for path in written]
+    assert len(sent) == 2
+    for text in sent:
+        assert json.loads(text) == {"prompt": "Hi", "note": "my key is [REDACTED]"}
