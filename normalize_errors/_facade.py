@@ -111,6 +111,13 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     return stdlib(exc)
 
 
+def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
+    err = _known(exc, provider)
+    if err is None:
+        err = through_chain(exc, provider, _known)
+    return internal(exc) if err is None else err
+
+
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
     """Turn any exception into its typed harness error; never raises.
 
@@ -139,11 +146,7 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )
     try:
-        name = provider if isinstance(provider, str) else None
-        found = _known(exc, name)
-        if found is None:
-            found = through_chain(exc, name, _known)
-        err = internal(exc) if found is None else found
+        err = _normalize(exc, provider if isinstance(provider, str) else None)
     except Exception as bug:  # a bug here must never hide the caller's exception
         err = HarnessInternalError(
             f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",

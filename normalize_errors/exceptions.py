@@ -277,9 +277,9 @@ class HarnessError(Exception):
         self._retry_after = None if retry_after is None else float(retry_after)
         self._attempts = attempts
         self.max_attempts = max_attempts
-        self._limit: Limit | None = None if limit is None else _data(limit)
+        self._limit: Limit | None = None if limit is None else _object(limit)
         self._location: Location | None = None if location is None else _location(location)
-        self._upstream: dict[str, Any] | None = None if upstream is None else _data(upstream)
+        self._upstream: dict[str, Any] | None = None if upstream is None else _object(upstream)
         self._pending: Pending | None = None
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
@@ -327,7 +327,7 @@ class HarnessError(Exception):
         if model_feedback is not None:
             members["_model_feedback"] = _text(model_feedback)
         if limit is not None:
-            members["_limit"] = _data(limit)
+            members["_limit"] = _object(limit)
         if location is not None:
             members["_location"] = _location(location)
         return err
@@ -463,7 +463,7 @@ class HarnessError(Exception):
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
         if self._pending is not None:
             self._settle()
-        self._limit = None if value is None else _data(value)
+        self._limit = None if value is None else _object(value)
 
     @property
     def location(self) -> Location | None:
@@ -488,7 +488,7 @@ class HarnessError(Exception):
     def upstream(self, value: Mapping[str, Any] | None) -> None:
         if self._pending is not None:
             self._settle()
-        self._upstream = None if value is None else _data(value)
+        self._upstream = None if value is None else _object(value)
 
     def _settle(self) -> None:
         """Fill the members the adapter left to first use (see ``Pending``); never raises.
@@ -509,7 +509,7 @@ class HarnessError(Exception):
             if self._attempts is None:
                 self._attempts = attempts
             if self._limit is None and limit is not None:
-                self._limit = _data(limit)
+                self._limit = _object(limit)
         except Exception:  # a hint that cannot be read is left out
             pass
         if self._upstream is None:
@@ -1054,9 +1054,16 @@ def _data(value: Any) -> Any:
     return sanitize(value)
 
 
+def _object(value: Any) -> Any:
+    """A member that is a JSON object (``limit``, ``location``, ``upstream``) as it enters
+    an error: sanitized; what is no mapping, or cannot be read as one, is left out (None)."""
+    found = _data(value)
+    return found if isinstance(found, dict) else None
+
+
 def _location(value: Any) -> Any:
     """``location`` as it enters an error; a pointer cut inside an escape (``~``) loses it."""
-    location = _data(value)
+    location = _object(value)
     if isinstance(location, dict):
         pointer = location.get("pointer")
         if isinstance(pointer, str) and "~" in pointer:

@@ -417,3 +417,38 @@ def test_pickles_that_name_the_old_home_of_the_pickling_functions_still_load() -
     clone = pickle.loads(made_before)
     assert clone.to_dict() == err.to_dict()
     assert type(clone.__cause__) is ConnectionError
+
+
+class _Unreadable(dict):  # type: ignore[type-arg]
+    """A mapping whose every way of reading raises (built here: hostile input)."""
+
+    def items(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("no")
+
+    def keys(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("no")
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("no")
+
+
+def test_object_members_that_are_no_mapping_are_left_out_and_to_dict_still_works() -> None:
+    err = HarnessError(
+        "d",
+        code="x-app.failed",
+        location=_Unreadable(turn=1),
+        limit=_Unreadable(),
+        upstream=_Unreadable(),
+    )
+    assert (err.location, err.limit, err.upstream) == (None, None, {})
+    err.limit = 5  # type: ignore[assignment]
+    err.location = "turn 3"  # type: ignore[assignment]
+    err.upstream = [1]  # type: ignore[assignment]
+    assert err.to_dict() == {
+        "type": err.type,
+        "title": err.title,
+        "detail": "d",
+        "code": "x-app.failed",
+    }
+    err.location = {"turn": 3}
+    assert err.to_dict()["location"] == {"turn": 3}

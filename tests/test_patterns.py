@@ -324,6 +324,9 @@ if MODE == "from_response":
             + "overflow " * N, provider=provider))
         gfe = "<html><title>Error 502 (Server Error)!!1</title>" + "x" * N
         results[f"{provider}/gfe"] = answer(from_response(502, {}, gfe, provider=provider))
+    # a status that is no canonical one (the set of them is asked first): the pattern decides
+    odd = json.dumps({"error": {"code": 400, "message": "m", "status": "A" * N}})
+    results["google/odd status"] = answer(from_response(400, {}, odd, provider="google"))
 
 if MODE == "normalize":
     results["requests"] = answer(normalize(requests.exceptions.ConnectionError(
@@ -427,6 +430,7 @@ def test_worst_messages_through_from_response() -> None:
         # No wait is read from a number of 100,000 digits, nor from the cut headers.
         assert results[f"{provider}/7/429"] == ["upstream.rate_limited", None, None, None]
     assert results["openai/1"][:3] == ["context.window_exceeded", 8192, None]
+    assert results["google/odd status"][0] == "upstream.invalid_request"  # the 400 decides
     assert all(code != "harness.internal_error" for code, *_ in results.values())
     seen = report["seen"]
     for pattern in _patterns.ALL:
