@@ -83,10 +83,6 @@ def facts_of(
     status: int | None,
     headers: Any,
     body: Any,
-    *,
-    exception: str | None = None,
-    in_stream: bool = False,
-    source: BaseException | None = None,
 ) -> Facts:
     """The facts of one failure: ``body`` (parsed or text) read by the SDK's body reader.
 
@@ -98,7 +94,6 @@ def facts_of(
     else:
         text, parsed = "", body
     facts = Facts(sdk.name, status, headers, parsed, text)
-    facts.exception, facts.source, facts.in_stream = exception, source, in_stream
     facts.id_headers = sdk.id_headers
     sdk.read_body(parsed, facts)
     if parsed is None and text and not facts.message and len(text) < 2048:
@@ -134,10 +129,9 @@ def read_exception(
         headers = field(field(exc, "response", "raw_response"), "headers")
         body = field(exc, "body")
     status = integer(status)
-    in_stream = fixed is None and status is not None and 200 <= status <= 299
-    facts = facts_of(
-        sdk, status, headers, body, exception=qualname(exc), in_stream=in_stream, source=exc
-    )
+    facts = facts_of(sdk, status, headers, body)
+    facts.exception, facts.source = qualname(exc), exc
+    facts.in_stream = fixed is None and status is not None and 200 <= status <= 299
     if adjust is not None:
         err = adjust(name, exc, facts)
         if err is False:

@@ -292,7 +292,8 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the Anthropic shape."""
     number = integer(status)
     in_stream = number is not None and 200 <= number <= 299  # the stream's, before its error
-    facts = facts_of(SDK, number, headers, body, in_stream=in_stream)
+    facts = facts_of(SDK, number, headers, body)
+    facts.in_stream = in_stream
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 
@@ -507,7 +508,8 @@ def _error_event(event: Any) -> HarnessError:
             },
             "request_id": field(event, "request_id"),
         }
-    facts = facts_of(SDK, None, None, event, in_stream=True)
+    facts = facts_of(SDK, None, None, event)
+    facts.in_stream = True
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)
 
