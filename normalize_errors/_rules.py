@@ -265,7 +265,9 @@ class Facts:
         ``extra`` is replaced, never changed in place (it may be shared); ``members`` itself
         may become it, so pass a mapping nothing changes afterwards.
         """
-        self.extra = {**self.extra, **members} if self.extra else members
+        if self._later is not None:
+            self.extra  # noqa: B018 - the deferred members are read first, in order
+        self._extra = {**self._extra, **members} if self._extra else members
 
     def upstream(self) -> dict[str, Any]:
         """The ``upstream`` member (see ``upstream_of``)."""

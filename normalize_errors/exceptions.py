@@ -311,10 +311,10 @@ class HarnessError(Exception):
         ``pending`` on first use. It skips the checks the constructor runs on a caller's
         values: ``code`` is one the library chose.
         """
-        klass = class_for_code(code)
+        klass, template = _template(code)
         err = klass.__new__(klass)
         members = err.__dict__
-        members.update(_template(code))
+        members.update(template)
         members["_retryable"] = retryable
         members["_causes"] = []
         members["_extensions"] = {}
@@ -1007,21 +1007,25 @@ _CODE_CLASSES: Final[dict[str, type[HarnessError]]] = {
 _ARGS: Any = BaseException.__dict__["args"]
 """``Exception``'s own ``args`` slot, under ``HarnessError.args``."""
 
-_TEMPLATES: dict[str, dict[str, Any]] = {}
+_TEMPLATES: dict[str, tuple[type[HarnessError], dict[str, Any]]] = {}
 
 
-def _template(code: str) -> dict[str, Any]:
-    """The members of a new error of ``code`` as ``HarnessError._decided`` starts it."""
+def _template(code: str) -> tuple[type[HarnessError], dict[str, Any]]:
+    """The class of a new error of ``code`` and the members ``HarnessError._decided`` starts
+    it with (the rest are the class's defaults)."""
     found = _TEMPLATES.get(code)
     if found is None:
         info = code_info(code)
-        found = _TEMPLATES[code] = {  # the rest are the class's defaults
-            "code": code,
-            "_info": info,
-            "_title": info.title,
-            "_origin": info.origin,
-            "_model_recoverable": info.model_recoverable,
-        }
+        found = _TEMPLATES[code] = (
+            class_for_code(code),
+            {
+                "code": code,
+                "_info": info,
+                "_title": info.title,
+                "_origin": info.origin,
+                "_model_recoverable": info.model_recoverable,
+            },
+        )
     return found
 
 

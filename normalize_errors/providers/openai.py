@@ -370,15 +370,6 @@ _CREDENTIALS: Final = tuple(row for row in TABLE if row.code == "upstream.authen
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _inner(body: Any) -> Any:
-    """The error object inside a parsed body: ``error`` if present, else the body itself."""
-    if isinstance(body, list) and body and isinstance(body[0], dict):
-        body = body[0]
-    if isinstance(body, dict) and "error" in body:
-        return body["error"]
-    return body
-
-
 _OWN: Final = frozenset({"message", "code", "type", "param"})
 """The members of OpenAI's own error object; ``_read_more`` reads the others that servers add."""
 
@@ -448,7 +439,11 @@ def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> No
 
 def read_body(body: Any, facts: Facts) -> None:
     """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
-    _read(_inner(body), facts)
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]
+    if isinstance(body, dict) and "error" in body:
+        body = body["error"]  # the error object inside the envelope
+    _read(body, facts)
 
 
 SDK: Final = _SDK(
