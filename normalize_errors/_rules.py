@@ -56,8 +56,8 @@ __all__ = [
 ]
 
 
-_PAIRS: dict[tuple[str | None, str | None], frozenset[str]] = {}
-"""``Facts.ids`` of a vendor code and type alone, kept (a provider repeats a few pairs)."""
+_IDS: dict[tuple[Any, ...], frozenset[str]] = {}
+"""``Facts.ids`` by the vendor's code, type and more ids, as given (a provider repeats a few)."""
 
 
 class Facts:
@@ -169,15 +169,22 @@ class Facts:
     @property
     def ids(self) -> frozenset[str]:
         """Every code, type and reason the vendor gave, in lower case (rules match these)."""
-        pair = (self.vendor_code, self.vendor_type)
-        if not self.more_ids:  # the usual case: a code and a type, seen again and again
-            found = _PAIRS.get(pair)
-            if found is None:
-                if len(_PAIRS) >= 512:
-                    _PAIRS.clear()  # hostile input: codes that never repeat
-                found = _PAIRS[pair] = frozenset(v.lower() for v in pair if v)
-            return found
-        names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
+        more = self.more_ids
+        if not more:  # the usual case: a code and a type
+            key: tuple[Any, ...] = (self.vendor_code, self.vendor_type)
+        elif isinstance(more, (list, tuple)) and all(type(i) is str for i in more):
+            key = (self.vendor_code, self.vendor_type, *more)
+        else:  # an iterator (read once), or ids that are not all text: not kept
+            return self._lowered_ids(more)
+        found = _IDS.get(key)
+        if found is None:
+            if len(_IDS) >= 512:
+                _IDS.clear()  # hostile input: ids that never repeat
+            found = _IDS[key] = self._lowered_ids(more)
+        return found
+
+    def _lowered_ids(self, more: Iterable[Any]) -> frozenset[str]:
+        names = {str(i).lower() for i in more if i is not None and i != ""}
         if self.vendor_code:
             names.add(self.vendor_code.lower())
         if self.vendor_type:

@@ -422,8 +422,9 @@ def _read_ids(details: Any, ids: list[Any]) -> str | None:
                 reason = reason or found
         elif kind == "QuotaFailure":
             for item in sequence(detail.get("violations")):
-                if isinstance(item, dict):
-                    ids.append(item.get("quotaId"))
+                quota = item.get("quotaId") if isinstance(item, dict) else None
+                if isinstance(quota, str):
+                    ids.append(quota)
     return reason
 
 
