@@ -246,9 +246,9 @@ class Facts:
     def extra(self) -> Mapping[str, Any]:
         """Members kept in ``upstream``, the vendor's own (see ``keep`` and ``defer``)."""
         later = self._later
-        if later is not None:
-            self._later = None
+        if later is not None:  # another thread reading meanwhile reads them too: same result
             self._extra = {**later(), **self._extra}
+            self._later = None
         return self._extra
 
     @extra.setter
