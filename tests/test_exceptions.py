@@ -338,6 +338,39 @@ def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
         assert seen[0][2] == 429
 
 
+def test_threads_reading_a_fresh_gemini_error_all_read_its_deferred_details() -> None:
+    """Gemini's details beyond their ids are read on first use; threads reading at once all
+    see them (and the wait RetryInfo states)."""
+    import threading
+
+    from normalize_errors import normalize
+
+    exc = _replayed("google", "rate_limit_free_tier_per_minute_429")
+    for _ in range(50):
+        err = normalize(exc)
+        start = threading.Barrier(6)
+        seen: list[tuple[object, ...]] = []
+
+        def read(
+            err: HarnessError = err,
+            start: threading.Barrier = start,
+            seen: list[tuple[object, ...]] = seen,
+        ) -> None:
+            start.wait()
+            up = err.upstream
+            seen.append((err.retry_after, str(up.get("violations")), str(up.get("help"))))
+
+        threads = [threading.Thread(target=read) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(seen)) == 1
+        assert seen[0][0] is not None
+        assert "PerMinute" in seen[0][1]
+        assert "ai.google.dev" in seen[0][2]
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
