@@ -349,12 +349,12 @@ def test_threads_reading_a_fresh_gemini_error_all_read_its_deferred_details() ->
     for _ in range(50):
         err = normalize(exc)
         start = threading.Barrier(6)
-        seen: list[tuple[object, ...]] = []
+        seen: list[tuple[float | None, str, str]] = []
 
         def read(
             err: HarnessError = err,
             start: threading.Barrier = start,
-            seen: list[tuple[object, ...]] = seen,
+            seen: list[tuple[float | None, str, str]] = seen,
         ) -> None:
             start.wait()
             up = err.upstream
