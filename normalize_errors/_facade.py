@@ -146,7 +146,7 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )
     try:
-        err = _normalize(exc, provider if isinstance(provider, str) else None)
+        err = _normalize(exc, _provider_name(provider))
     except Exception as bug:  # a bug here must never hide the caller's exception
         err = HarnessInternalError(
             f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",

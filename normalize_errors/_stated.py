@@ -35,7 +35,6 @@ __all__ = [
     "never_met",
     "rate_limit_found",
     "rate_limit_headers",
-    "rate_limit_stated",
     "stated_limit",
     "tool_failure",
 ]
@@ -126,18 +125,6 @@ def stated_limit(found: re.Match[str]) -> dict[str, Any]:
     if used is not None or requested is not None:
         limit["observed"] = (used or 0) + (requested or 0)
     return limit
-
-
-def rate_limit_stated(lowered: str) -> tuple[dict[str, Any] | None, bool]:
-    """The rate or quota limit the message states, and whether waiting can never meet it.
-
-    ``lowered`` is the vendor's message in lower case (cut to ``MAX_MESSAGE``). Waiting
-    never helps when the limit is 0 or one request asks for more than it.
-    """
-    found = rate_limit_found(lowered)
-    if found is None:
-        return None, False
-    return stated_limit(found), never_met(found)
 
 
 def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -307,68 +308,63 @@ def test_a_member_set_before_it_is_read_keeps_the_value_set() -> None:
     assert err.retry_after == 99.0
 
 
-def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
-    """Members read on first use by several threads at once read the same for every thread."""
+def _read_at_once(
+    err: HarnessError, read: Callable[[HarnessError], tuple[object, ...]]
+) -> set[tuple[object, ...]]:
+    """What ``read(err)`` gives in six threads started at once, on an error nobody read yet."""
     import threading
 
+    start = threading.Barrier(6)
+    seen: list[tuple[object, ...]] = []
+
+    def run() -> None:
+        start.wait()
+        seen.append(read(err))
+
+    threads = [threading.Thread(target=run) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return set(seen)
+
+
+def test_threads_reading_a_fresh_error_all_read_its_members() -> None:
+    """Members read on first use by several threads at once read the same for every thread."""
     from normalize_errors import normalize
 
     exc = _replayed("openai", "rate_limit_tpm_429")
     for _ in range(50):
-        err = normalize(exc)
-        start = threading.Barrier(6)
-        seen: list[tuple[object, ...]] = []
-
-        def read(
-            err: HarnessError = err,
-            start: threading.Barrier = start,
-            seen: list[tuple[object, ...]] = seen,
-        ) -> None:
-            start.wait()
-            seen.append((err.retry_after, err.detail, err.upstream.get("status")))
-
-        threads = [threading.Thread(target=read) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert len(set(seen)) == 1
-        assert seen[0][0] is not None
-        assert seen[0][1] is not None
-        assert seen[0][2] == 429
+        seen = _read_at_once(
+            normalize(exc), lambda e: (e.retry_after, e.detail, e.upstream.get("status"))
+        )
+        assert len(seen) == 1
+        ((retry_after, detail, status),) = seen
+        assert retry_after is not None
+        assert detail is not None
+        assert status == 429
 
 
 def test_threads_reading_a_fresh_gemini_error_all_read_its_deferred_details() -> None:
     """Gemini's details beyond their ids are read on first use; threads reading at once all
     see them (and the wait RetryInfo states)."""
-    import threading
-
     from normalize_errors import normalize
 
     exc = _replayed("google", "rate_limit_free_tier_per_minute_429")
     for _ in range(50):
-        err = normalize(exc)
-        start = threading.Barrier(6)
-        seen: list[tuple[float | None, str, str]] = []
-
-        def read(
-            err: HarnessError = err,
-            start: threading.Barrier = start,
-            seen: list[tuple[float | None, str, str]] = seen,
-        ) -> None:
-            start.wait()
-            up = err.upstream
-            seen.append((err.retry_after, str(up.get("violations")), str(up.get("help"))))
-
-        threads = [threading.Thread(target=read) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert len(set(seen)) == 1
-        assert seen[0][0] is not None
-        assert "PerMinute" in seen[0][1]
-        assert "ai.google.dev" in seen[0][2]
+        seen = _read_at_once(
+            normalize(exc),
+            lambda e: (
+                e.retry_after,
+                str(e.upstream.get("violations")),
+                str(e.upstream.get("help")),
+            ),
+        )
+        assert len(seen) == 1
+        ((retry_after, violations, links),) = seen
+        assert retry_after is not None
+        assert "PerMinute" in str(violations)
+        assert "ai.google.dev" in str(links)
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,19 @@ from normalize_errors import HarnessError, check, from_response
 from normalize_errors._stated import (
     context_numbers,
     finish_failure,
+    never_met,
+    rate_limit_found,
     rate_limit_headers,
-    rate_limit_stated,
+    stated_limit,
     tool_failure,
 )
+
+
+def rate_limit_stated(lowered: str) -> tuple[dict[str, object] | None, bool]:
+    """The limit a lower-cased message states, and whether waiting can never meet it, as
+    ``_rules.build`` and ``Facts.hints`` read them between them."""
+    found = rate_limit_found(lowered)
+    return (None, False) if found is None else (stated_limit(found), never_met(found))
 
 
 def test_the_message_states_the_rate_limit_and_the_headers_stay_second() -> None:
