@@ -55,7 +55,10 @@ def mapping(name: str) -> str:
     for number, row in enumerate(module.TABLE, 1):
         retry = _yes(row.retryable) if row.retryable is not None else "by status"
         out.append(f"| {number} | {row.when} | `{row.code}` | {retry} |")
-    out.append("| | no row matches | by HTTP status (below) | by status |")
+    out.append(
+        "| | no row matches | by HTTP status ([when no row matches](index.md#when-no-row-matches))"
+        " | by status |"
+    )
     classes = getattr(module, "CLASSES", {})
     if classes:
         out += ["", "| exception class | harness code | retryable |", "|---|---|---|"]
@@ -123,7 +126,10 @@ def uhp_in_table() -> str:
     for kind, code in uhp.TYPES.items():
         retry = "yes (501: no)" if kind == "server_error" else _yes(CODES[code].retryable)
         out.append(f"| other, `type` `{kind}` | | `{code}` | {retry} |")
-    out.append("| no envelope | | by HTTP status (above) | by status |")
+    out.append(
+        "| no envelope | | by HTTP status ([when no row matches]"
+        "(../providers/index.md#when-no-row-matches)) | by status |"
+    )
     return "\n".join(out)
 
 

@@ -2,8 +2,9 @@
 
 A block runs as a complete program (its asserts included), in a fresh namespace, from the
 checkout's root. A block after ``<!-- pytest -->`` is a test file: pytest runs it under the
-``llm_faults`` plugin and every test in it must pass. A block after ``<!-- excerpt: NAME -->`` is
-part of a larger program (it names things it does not define) and is skipped by that name;
+``llm_faults`` plugin and every test in it must pass. A block fenced as
+````` ```python title="excerpt: NAME" ````` is part of a larger program (it names things it does not
+define): the page shows the reader the title "excerpt: NAME", and the test skips it by that name.
 ``EXCERPTS`` lists every one, so a new excerpt is a decision someone made here.
 
 The generated tables of the docs pages (``scripts/docs.py``) must be current.
@@ -26,8 +27,9 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCK = re.compile(
-    r"(?:^[ ]*<!-- (?P<kind>excerpt|pytest)(?:: (?P<name>[\w-]+))? -->\n)?"
-    r"^(?P<indent>[ ]*)```python\n(?P<code>.*?)^(?P=indent)```",
+    r"(?:^[ ]*<!-- (?P<pytest>pytest) -->\n)?"
+    r"^(?P<indent>[ ]*)```python(?: title=\"(?P<excerpt>excerpt): (?P<name>[\w-]+)\")?\n"
+    r"(?P<code>.*?)^(?P=indent)```",
     re.S | re.M,
 )
 
@@ -69,7 +71,7 @@ def blocks() -> list[Block]:
         page = path.relative_to(ROOT).as_posix()
         for match in BLOCK.finditer(text):
             line = text.count("\n", 0, match.start("code"))
-            kind = match.group("kind") or "program"
+            kind = match.group("pytest") or match.group("excerpt") or "program"
             code = textwrap.dedent(match.group("code"))
             found.append(Block(page, line, kind, match.group("name") or "", code))
     return found
