@@ -95,12 +95,34 @@ def test_the_pages_have_programs() -> None:
 
 
 def missing_sdk(code: str) -> str | None:
-    """The first third-party module a block imports that this environment lacks."""
-    modules: list[str] = re.findall(r"^(?:from|import) (\w+)", code, re.M)
-    for module in modules:
-        if module != "normalize_errors" and importlib.util.find_spec(module) is None:
+    """The first third-party module a block imports that this environment lacks.
+
+    ``from google import genai`` names ``google.genai``: ``google`` alone is a namespace that
+    other packages (protobuf) provide too.
+    """
+    imports: list[tuple[str, str, str]] = re.findall(
+        r"^(?:from ([\w.]+) import (\w+)|import ([\w.]+))", code, re.M
+    )
+    for source, name, plain in imports:
+        module = (source or plain).split(".")[0]
+        if module == "normalize_errors":
+            continue
+        if importlib.util.find_spec(module) is None:
             return module
+        if source == "google" and importlib.util.find_spec(f"google.{name}") is None:
+            return f"google.{name}"
     return None
+
+
+def test_a_missing_sdk_is_named() -> None:
+    """A block whose SDK is absent is skipped naming it; installed imports do not skip."""
+    assert missing_sdk("import pytest\nfrom normalize_errors import wrap\n") is None
+    assert missing_sdk("import pytest\nimport no_such_sdk_here\n") == "no_such_sdk_here"
+    assert missing_sdk("from no_such_sdk_here.types import X\n") == "no_such_sdk_here"
+    assert missing_sdk("from google import no_such_sdk_here\n") in {
+        "google",
+        "google.no_such_sdk_here",
+    }
 
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.kind == "program"], ids=str)
