@@ -45,7 +45,6 @@ EXCERPTS = {
     ("docs/guides/protocols.md", "jsonrpc"),
     ("docs/guides/protocols.md", "uhp"),
     ("docs/guides/testing.md", "replay-api"),
-    ("docs/guides/wrapping.md", "wrap-anthropic"),
     ("docs/guides/wrapping.md", "normalized"),
     ("docs/guides/wrapping.md", "normalize-respond-check"),
     ("docs/index.md", "wrap-teaser"),
