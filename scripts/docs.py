@@ -1,9 +1,12 @@
-"""Write the generated tables into README.md (or check that they are current).
+"""Write the generated tables into the docs pages (or check that they are current).
 
     python scripts/docs.py          # rewrite the generated blocks
-    python scripts/docs.py --check  # exit 1 if README.md is out of date
+    python scripts/docs.py --check  # exit 1 if a page is out of date
 
-A generated block sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->``.
+A generated block sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->``. The
+registry goes into ``docs/codes.md``, each provider's tables into ``docs/providers/NAME.md``, the
+status table into ``docs/providers/index.md`` and the UHP and site tables into
+``docs/guides/protocols.md``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from normalize_errors._cli import registry_rows
 from normalize_errors._registry import status_code
 from normalize_errors.providers import NAMES, adapter
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def codes_table() -> str:
@@ -52,7 +55,10 @@ def mapping(name: str) -> str:
     for number, row in enumerate(module.TABLE, 1):
         retry = _yes(row.retryable) if row.retryable is not None else "by status"
         out.append(f"| {number} | {row.when} | `{row.code}` | {retry} |")
-    out.append("| | no row matches | by HTTP status (below) | by status |")
+    out.append(
+        "| | no row matches | by HTTP status ([when no row matches](index.md#when-no-row-matches))"
+        " | by status |"
+    )
     classes = getattr(module, "CLASSES", {})
     if classes:
         out += ["", "| exception class | harness code | retryable |", "|---|---|---|"]
@@ -120,7 +126,10 @@ def uhp_in_table() -> str:
     for kind, code in uhp.TYPES.items():
         retry = "yes (501: no)" if kind == "server_error" else _yes(CODES[code].retryable)
         out.append(f"| other, `type` `{kind}` | | `{code}` | {retry} |")
-    out.append("| no envelope | | by HTTP status (above) | by status |")
+    out.append(
+        "| no envelope | | by HTTP status ([when no row matches]"
+        "(../providers/index.md#when-no-row-matches)) | by status |"
+    )
     return "\n".join(out)
 
 
@@ -173,43 +182,59 @@ def site_table() -> str:
     return "\n".join(out)
 
 
-BLOCKS: dict[str, Callable[[], str]] = {
-    "codes": codes_table,
-    "status": status_table,
-    "uhp-in": uhp_in_table,
-    "uhp-out": uhp_out_table,
-    "site": site_table,
-    **{f"mapping-{name}": functools.partial(mapping, name) for name in NAMES},
+BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
+    "codes": ("codes.md", codes_table),
+    "status": ("providers/index.md", status_table),
+    "uhp-in": ("guides/protocols.md", uhp_in_table),
+    "uhp-out": ("guides/protocols.md", uhp_out_table),
+    "site": ("guides/protocols.md", site_table),
+    **{
+        f"mapping-{name}": (f"providers/{name}.md", functools.partial(mapping, name))
+        for name in NAMES
+    },
 }
 
 
-def fill(text: str, name: str, content: str) -> str:
+def fill(text: str, name: str, content: str, page: str = "the page") -> str:
     """``text`` with the generated block ``name`` holding ``content``."""
     pattern = re.compile(
         rf"(<!-- generated: {name} -->\n)(?:.*?\n)?(<!-- end: {name} -->)", re.DOTALL
     )
     if not pattern.search(text):
-        raise SystemExit(f"README.md has no generated block named {name!r}")
+        raise SystemExit(f"{page} has no generated block named {name!r}")
     return pattern.sub(lambda m: m.group(1) + content + "\n" + m.group(2), text)
 
 
-def render(text: str) -> str:
-    """``text`` with every generated block replaced by its current content."""
-    for name, make in BLOCKS.items():
-        text = fill(text, name, make())
+def render(page: str, text: str) -> str:
+    """``text`` (the page ``page``, relative to docs/) with its generated blocks made current."""
+    for name, (where, make) in BLOCKS.items():
+        if where == page:
+            text = fill(text, name, make(), page)
     return text
 
 
-def main(argv: list[str]) -> int:
-    """Rewrite README.md, or with ``--check`` report whether it is current."""
-    current = README.read_text(encoding="utf-8")
-    wanted = render(current)
-    if "--check" in argv:
+def stale(docs: Path = DOCS) -> dict[Path, str]:
+    """The pages whose generated blocks are not current, each with the text it should have."""
+    out: dict[Path, str] = {}
+    for page in sorted({where for where, _ in BLOCKS.values()}):
+        path = docs / page
+        current = path.read_text(encoding="utf-8")
+        wanted = render(page, current)
         if wanted != current:
-            print("README.md is out of date: run python scripts/docs.py")
-            return 1
-        return 0
-    README.write_text(wanted, encoding="utf-8")
+            out[path] = wanted
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """Rewrite the pages, or with ``--check`` report whether they are current."""
+    pages = stale()
+    if "--check" in argv:
+        for path in pages:
+            page = path.relative_to(DOCS).as_posix()
+            print(f"docs/{page} is out of date: run python scripts/docs.py")
+        return 1 if pages else 0
+    for path, wanted in pages.items():
+        path.write_text(wanted, encoding="utf-8")
     return 0
 
 

@@ -25,7 +25,7 @@ from normalize_errors import (
 )
 from normalize_errors.replay import load, run, shipped
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "extending.md"
 
 
 @pytest.fixture(autouse=True)
@@ -60,13 +60,11 @@ def overloaded(exc: BaseException) -> HarnessError | None:
     return UpstreamOverloadedError(f"gateway: {exc}", upstream={"provider": "mycorp"})
 
 
-def test_the_readme_example_runs() -> None:
-    """The README's 'Teach it your own failures' block runs as written (its asserts included)."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### Teach it your own failures", 1)[1]
-    block = re.search(r"```python\n(.*?)```", section, re.S)
+def test_the_guide_example_runs() -> None:
+    """The extending guide's block runs as written (its asserts included)."""
+    block = re.search(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
     assert block is not None
-    exec(compile(block.group(1), "README.md", "exec"), {"__name__": "readme"})
+    exec(compile(block.group(1), "extending.md", "exec"), {"__name__": "guide"})
 
 
 def test_a_registered_reader_reads_its_module_and_subclasses() -> None:

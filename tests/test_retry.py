@@ -7,10 +7,8 @@ real recorded status, headers and body); sleeping is recorded, never done.
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -320,26 +318,6 @@ def test_async_repair() -> None:
 
     assert asyncio.run(async_repair(call)) == "ok"
     assert seen[1] == "Field /age must be an integer (try 1)."
-
-
-def readme_block(heading: str) -> str:
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(heading) :]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found is not None
-    return found.group(1)
-
-
-def test_the_readme_retry_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's retry example, run as written around a client answering 429 then 200."""
-    client, served = openai_client(("openai", "rate_limit_tpm_ms_429"), OK)
-    sleeps: list[float] = []
-    monkeypatch.setattr("time.sleep", sleeps.append)
-    scope: dict[str, Any] = {"client": client}
-    exec(readme_block("### Retries that follow the hints"), scope)
-    assert scope["completion"].id
-    assert sleeps == [pytest.approx(0.976)]
-    assert served.requests == 2
 
 
 def test_retrying_overloaded_anthropic_then_success() -> None:

@@ -1,4 +1,4 @@
-"""The README's section "Test your failure handling offline": its first code block runs as is."""
+"""The testing guide (docs/guides/testing.md): its example test file runs, and fails as it must."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ pytest_plugins = ["pytester"]
 # vcrpy and yaml whose loaders no longer agree (cassettes then fail to load)
 LOADED = (anthropic, vcr, yaml)
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Test your failure handling offline"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "testing.md"
+SECTION = "# Testing your failure handling offline"
 
 
 def first_python_block(text: str, heading: str) -> str:
     """The first ```python block after ``heading``, before the next section of that level."""
-    start = text.index("\n" + heading + "\n")
+    start = ("\n" + text).index("\n" + heading + "\n")
     end = text.find("\n## ", start + len(heading) + 2)
     section = text[start : end if end != -1 else len(text)]
     match = re.search(r"```python\n(.*?)\n```", section, re.S)
@@ -31,9 +31,9 @@ def first_python_block(text: str, heading: str) -> str:
     return match.group(1) + "\n"
 
 
-def test_the_readme_example_is_a_passing_test_file(pytester: pytest.Pytester) -> None:
-    """Every test of the README's example passes under the plugin, with a real SDK client."""
-    source = first_python_block(README.read_text(encoding="utf-8"), SECTION)
+def test_the_guide_example_is_a_passing_test_file(pytester: pytest.Pytester) -> None:
+    """Every test of the guide's example passes under the plugin, with a real SDK client."""
+    source = first_python_block(GUIDE.read_text(encoding="utf-8"), SECTION)
     assert "import anthropic" in source
     assert "llm_faults" in source
     pytester.makepyfile(test_answer=source)
@@ -41,7 +41,7 @@ def test_the_readme_example_is_a_passing_test_file(pytester: pytest.Pytester) ->
     result.assert_outcomes(passed=len(re.findall(r"^def test_", source, re.M)))
 
 
-def test_the_readme_example_fails_when_the_code_under_test_does_not_retry(
+def test_the_guide_example_fails_when_the_code_under_test_does_not_retry(
     pytester: pytest.Pytester,
 ) -> None:
     """With the retry loop reduced to one attempt, the tests that expect retries fail.
@@ -49,7 +49,7 @@ def test_the_readme_example_fails_when_the_code_under_test_does_not_retry(
     The two that scripted more failures than were requested also error at teardown: the
     fixture is strict about scripted steps nobody asked for.
     """
-    source = first_python_block(README.read_text(encoding="utf-8"), SECTION)
+    source = first_python_block(GUIDE.read_text(encoding="utf-8"), SECTION)
     broken = source.replace("for attempt in range(3):", "for attempt in range(1):")
     broken = broken.replace("attempt == 2", "attempt == 0")
     assert broken != source
