@@ -18,7 +18,10 @@ wrapped too; every method call runs the real method and:
   is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at the end of a generating method's stream, for a failure stop
-  reason; the chunks received before the error are on the error as ``chunks``.
+  reason. Only a generating method's stream (checked, the default) keeps its chunks: the
+  end-of-stream check folds them all, and an error raised in or at the end of such a stream
+  carries them as ``chunks``. Every other stream (bytes, text, lines, a file's content)
+  keeps nothing: its chunks pass through, and its errors have no ``chunks``.
 
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
 failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
@@ -462,7 +465,7 @@ async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) ->
 
 
 def _stream_problem(
-    target: Any, owner: Any, chunks: list[Any], options: _Options, tools: Any
+    target: Any, owner: Any, chunks: list[Any] | None, options: _Options, tools: Any
 ) -> HarnessError | None:
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
     if not options.check or not options.generating:
@@ -494,7 +497,9 @@ def _selected(err: HarnessError | None, options: _Options) -> HarnessError | Non
 
 
 class _StreamState(_Proxy):
-    """What a wrapped stream keeps: the chunks so far, the tools offered, who made it."""
+    """What a wrapped stream keeps: the tools offered, who made it and, for a checked
+    generating stream only, the chunks so far (``None`` for every other stream: a byte,
+    text or line stream holds none of what it yielded)."""
 
     __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
 
@@ -502,7 +507,8 @@ class _StreamState(_Proxy):
         super().__init__(target, options)
         object.__setattr__(self, "_ne_tools", tools)
         object.__setattr__(self, "_ne_owner", owner)
-        object.__setattr__(self, "_ne_chunks", [])
+        kept: list[Any] | None = [] if options.check and options.generating else None
+        object.__setattr__(self, "_ne_chunks", kept)
         object.__setattr__(self, "_ne_iter", None)
         object.__setattr__(self, "_ne_done", False)
 
@@ -531,7 +537,9 @@ class _Stream(_StreamState):
             raise
         except Exception as exc:
             raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        self._ne_chunks.append(chunk)
+        chunks = self._ne_chunks
+        if chunks is not None:
+            chunks.append(chunk)
         return chunk
 
     def _ne_finish(self) -> None:
@@ -596,7 +604,9 @@ class _AsyncStream(_StreamState):
             raise
         except Exception as exc:
             raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        self._ne_chunks.append(chunk)
+        chunks = self._ne_chunks
+        if chunks is not None:
+            chunks.append(chunk)
         return chunk
 
     async def __aenter__(self) -> Any:
