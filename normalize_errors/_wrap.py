@@ -37,7 +37,7 @@ import copy
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from enum import Enum
 from types import CodeType, FrameType, FunctionType
 from typing import Any, Final, TypeVar, cast, overload
@@ -737,21 +737,25 @@ class _Normalizer:
 
             @functools.wraps(func)
             async def agenerate(*args: Any, **kwargs: Any) -> Any:
+                # What ``yield from`` does for the generator above: a value sent and an
+                # exception thrown in (``@asynccontextmanager``'s) reach the inner
+                # generator, and closing this one closes it.
                 inner = func(*args, **kwargs)
-                sent: Any = None
-                try:
-                    while True:
-                        try:
-                            item = await inner.asend(sent)
-                        except StopAsyncIteration:
-                            return
-                        except HarnessError:
-                            raise
-                        except Exception as exc:
-                            raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                step = inner.__anext__()
+                while True:
+                    try:
+                        item = await _typed_step(step, provider, dropin)
+                    except StopAsyncIteration:
+                        return
+                    try:
                         sent = yield item
-                finally:
-                    await inner.aclose()
+                    except GeneratorExit:
+                        await _typed_step(inner.aclose(), provider, dropin)
+                        raise
+                    except BaseException as thrown:
+                        step = inner.athrow(thrown)
+                    else:
+                        step = inner.asend(sent)
 
             return cast("_F", agenerate)
         sdk_call = _generating_method(func)
@@ -778,6 +782,17 @@ class _Normalizer:
             return result
 
         return cast("_F", run)
+
+
+async def _typed_step(step: Awaitable[Any], provider: str | None, dropin: bool) -> Any:
+    """``await step`` (a step of an async generator), its failures typed; its end
+    (``StopAsyncIteration``), cancellation and harness errors pass through."""
+    try:
+        return await step
+    except (StopAsyncIteration, HarnessError):
+        raise
+    except Exception as exc:
+        raise typed_error(exc, provider=provider, dropin=dropin) from exc
 
 
 @overload

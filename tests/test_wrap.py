@@ -684,3 +684,122 @@ def test_normalized_async_function_called_with_bad_arguments_is_typed() -> None:
         asyncio.run(ask())  # type: ignore[call-arg]
     assert isinstance(info.value, HarnessInternalError)
     assert asyncio.run(ask("hi")) == "hi"
+
+
+# -- @normalized generators forward send, throw and close (issue 22, finding 13) ------------
+
+
+def test_normalized_async_generator_under_asynccontextmanager_runs_its_rollback() -> None:
+    """The exception of the ``async with`` body is thrown into the inner generator, whose
+    ``except`` (a rollback) runs; what it re-raises comes out typed, with it as the cause."""
+    import contextlib
+
+    log: list[str] = []
+
+    @contextlib.asynccontextmanager
+    @normalized
+    async def transaction() -> Any:
+        log.append("begin")
+        try:
+            yield "connection"
+        except ConnectionResetError:
+            log.append("rollback")
+            raise
+        else:
+            log.append("commit")
+        finally:
+            log.append("finally")
+
+    async def failing() -> None:
+        async with transaction() as connection:
+            assert connection == "connection"
+            raise ConnectionResetError("peer reset the connection")
+
+    async def passing() -> None:
+        async with transaction():
+            pass
+
+    with pytest.raises(UpstreamUnavailableError) as info:
+        asyncio.run(failing())
+    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert log == ["begin", "rollback", "finally"]
+    log.clear()
+    asyncio.run(passing())
+    assert log == ["begin", "commit", "finally"]
+
+
+def test_normalized_async_generator_forwards_asend_athrow_and_aclose() -> None:
+    """``asend`` values reach the inner generator; an exception it handles lets it go on;
+    ``aclose`` runs its ``finally``; cancellation thrown in passes through untouched."""
+    log: list[Any] = []
+
+    @normalized
+    async def echo() -> Any:
+        received = None
+        try:
+            while True:
+                try:
+                    received = yield received
+                    log.append(received)
+                except KeyError as handled:
+                    received = f"handled {handled.args[0]}"
+        finally:
+            log.append("finally")
+
+    async def main() -> None:
+        gen = echo()
+        assert await gen.asend(None) is None
+        assert await gen.asend(1) == 1
+        assert await gen.asend("two") == "two"
+        assert await gen.athrow(KeyError("k")) == "handled k"
+        await gen.aclose()
+        assert log == [1, "two", "finally"]
+        other = echo()
+        await other.asend(None)
+        with pytest.raises(asyncio.CancelledError):
+            await other.athrow(asyncio.CancelledError())
+        assert log[-1] == "finally"
+
+    asyncio.run(main())
+
+
+def test_normalized_generator_forwards_send_throw_and_close() -> None:
+    """The sync twin: ``send`` values reach the inner generator, ``throw`` reaches its
+    ``except`` (under ``@contextmanager`` too), ``close`` runs its ``finally``."""
+    import contextlib
+
+    log: list[Any] = []
+
+    @normalized
+    def echo() -> Any:
+        received = None
+        try:
+            while True:
+                try:
+                    received = yield received
+                    log.append(received)
+                except KeyError as handled:
+                    received = f"handled {handled.args[0]}"
+        finally:
+            log.append("finally")
+
+    gen = echo()
+    assert gen.send(None) is None
+    assert gen.send(1) == 1
+    assert gen.throw(KeyError("k")) == "handled k"
+    gen.close()
+    assert log == [1, "finally"]
+
+    @contextlib.contextmanager
+    @normalized
+    def transaction() -> Any:
+        try:
+            yield
+        except ConnectionResetError:
+            log.append("rollback")
+            raise
+
+    with pytest.raises(UpstreamUnavailableError) as info, transaction():
+        raise ConnectionResetError("peer reset the connection")
+    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert log[-1] == "rollback"
