@@ -403,7 +403,7 @@ def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
 
 
 _INVOKE_LINE: Final = max(line or 0 for _, _, line in _invoke.__code__.co_lines())
-_AS_CALLER: dict[tuple[CodeType, int], Callable[[Any, Any, Any], Any]] = {}
+_AS_CALLER: dict[tuple[CodeType, str, int], Callable[[Any, Any, Any], Any]] = {}
 
 
 def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
@@ -414,19 +414,40 @@ def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
     warnings of modules other than ``__main__``. Running the call from a copy of ``_invoke``
     that carries the caller's globals, file name and line makes the warning read, and be
     filtered, exactly as without ``wrap()``. One copy per calling line, kept (at most 4096).
+    A copy's globals are only what the warnings machinery reads of the caller's (see
+    ``_caller_globals``), never the caller's namespace itself: a code agent that runs each
+    step in a fresh namespace keeps none of them alive.
     """
     line = frame.f_lineno
-    key = (frame.f_code, line)
+    # equal code objects of two files (the same step run under two names) compare equal
+    key = (frame.f_code, frame.f_code.co_filename, line)
     found = _AS_CALLER.get(key)
     if found is None:
         first = line - (_INVOKE_LINE - _invoke.__code__.co_firstlineno)
         if first < 1:
             return _invoke
         code = _invoke.__code__.replace(co_filename=frame.f_code.co_filename, co_firstlineno=first)
-        found = FunctionType(code, frame.f_globals)
+        found = FunctionType(code, _caller_globals(frame.f_globals))
         if len(_AS_CALLER) < 4096:
             _AS_CALLER[key] = found
     return found
+
+
+_CALLER_NAMES: Final = ("__name__", "__spec__", "__loader__", "__file__", "__package__")
+
+
+def _caller_globals(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The globals of a copy of ``_invoke`` for a caller whose globals are ``namespace``.
+
+    A warning names its module from ``__name__`` (the filters match it), finds source lines
+    through ``__spec__``/``__loader__``, and records what it showed in the module's
+    ``__warningregistry__``: that registry is the caller's own (made now if it has none, as
+    the first warning would), so "once per module" and "once per line" hold as without
+    ``wrap()``. Nothing else of the caller's namespace is kept.
+    """
+    kept: dict[str, Any] = {name: namespace[name] for name in _CALLER_NAMES if name in namespace}
+    kept["__warningregistry__"] = namespace.setdefault("__warningregistry__", {})
+    return kept
 
 
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:

@@ -803,3 +803,43 @@ def test_normalized_generator_forwards_send_throw_and_close() -> None:
         raise ConnectionResetError("peer reset the connection")
     assert isinstance(info.value.__cause__, ConnectionResetError)
     assert log[-1] == "rollback"
+
+
+# -- the per-line copies keep no caller's namespace (issue 22, finding 5) -------------------
+
+
+class Marker:
+    """An object each exec'd step keeps in its own namespace, to see whether it lives on."""
+
+
+def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A code agent runs 50 steps, each in a fresh namespace, each calling a wrapped client's
+    deprecated method (openai's ``beta.assistants.list``, which really warns): each warning
+    names its step's file and line, and once the steps are dropped every namespace is freed.
+    The list body is constructed (an empty page)."""
+    import gc
+    import warnings
+    import weakref
+
+    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # a cache with room, as in a fresh process
+    body = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
+    client = wrap(openai_client(lambda request: (200, body, "application/json")))
+    alive: list[weakref.ref[Marker]] = []
+    source = "marker = Marker()\npage = client.beta.assistants.list()\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(50):
+            namespace: dict[str, Any] = {"client": client, "Marker": Marker}
+            exec(compile(source, f"step_{step}.py", "exec"), namespace)
+            assert namespace["page"].data == []
+            alive.append(weakref.ref(namespace["marker"]))
+        del namespace
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert [(w.filename, w.lineno) for w in deprecations] == [
+        (f"step_{step}.py", 2) for step in range(50)
+    ]
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 0
+    assert len(_wrap._AS_CALLER) == 50  # the copies stay, holding no namespace
