@@ -10,7 +10,8 @@
    through pydantic-ai's own mapping (each model's ``map_api_errors``, measured interleaved
    with ``normalize()``) and LiteLLM's (``exception_type``) when they are installed.
 2. A wrapped client against the raw client on an in-memory transport (the success path),
-   and the cost per chunk of a wrapped stream.
+   and the cost per chunk of a wrapped stream: its time, and the memory it still holds per
+   chunk once read to the end (tracemalloc), for a generating stream and a byte stream.
 3. ``import normalize_errors`` against ``import litellm`` and the vendor SDKs, each in a
    fresh interpreter.
 
@@ -28,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -242,6 +244,32 @@ def openai_client(chunks: int = 0) -> Any:
     )
 
 
+def kept_per_chunk(open_stream: Callable[[], Any], chunks: int) -> float:
+    """The bytes a stream still holds per chunk once read to its end (while it is alive):
+    traced memory after the last chunk less traced memory once the stream was opened."""
+    tracemalloc.start()
+    try:
+        stream = open_stream()
+        opened = tracemalloc.get_traced_memory()[0]
+        for _ in stream:
+            pass
+        held = tracemalloc.get_traced_memory()[0] - opened
+    finally:
+        tracemalloc.stop()
+    del stream
+    return max(held, 0) / chunks
+
+
+def byte_stream_client(chunks: int, size: int) -> Any:
+    """An httpx client whose transport streams ``chunks`` fresh pieces of ``size`` bytes."""
+    httpx = http_library("openai")
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, content=(bytes(size) for _ in range(chunks)))
+
+    return httpx.Client(transport=httpx.MockTransport(handler))
+
+
 def interleaved(
     a: Callable[[], Any], b: Callable[[], Any], number: int, repeat: int
 ) -> tuple[float, float]:
@@ -300,6 +328,31 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
         lambda: consume(raw_stream_client), lambda: consume(wrapped_stream_client), 3, repeat
     )
 
+    # The memory each stream still holds per chunk at its end, raw and wrapped: a generating
+    # stream keeps its chunks for the end-of-stream check; a byte stream keeps nothing.
+    def chat_stream(client: Any) -> Callable[[], Any]:
+        return lambda: client.chat.completions.create(model="m", messages=messages, stream=True)
+
+    def byte_stream(client: Any) -> Callable[[], Any]:
+        return lambda: client.send(
+            client.build_request("GET", "https://x.test/"), stream=True
+        ).iter_bytes()
+
+    piece = 4096
+    kept = {
+        "stream_raw_kept_bytes_per_chunk": kept_per_chunk(chat_stream(raw_stream_client), chunks),
+        "stream_wrapped_kept_bytes_per_chunk": kept_per_chunk(
+            chat_stream(wrapped_stream_client), chunks
+        ),
+        "bytes_piece": piece,
+        "bytes_raw_kept_bytes_per_chunk": kept_per_chunk(
+            byte_stream(byte_stream_client(chunks, piece)), chunks
+        ),
+        "bytes_wrapped_kept_bytes_per_chunk": kept_per_chunk(
+            byte_stream(wrap(byte_stream_client(chunks, piece))), chunks
+        ),
+    }
+
     # The proxy's own cost per chunk, without SSE parsing: iterate prebuilt chunks.
     from normalize_errors._wrap import _Options, _Stream
 
@@ -326,6 +379,7 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
         "stream_raw_us_per_chunk": stream_raw / chunks * 1e6,
         "stream_wrapped_us_per_chunk": stream_wrapped / chunks * 1e6,
         "proxy_us_per_chunk": (through - bare) / len(items) * 1e6,
+        **kept,
     }
 
 
@@ -426,7 +480,12 @@ def report(figures: dict[str, Any]) -> str:
         f"   the wrapper's own work per call (lookups and result check): "
         f"{w['wrapper_own_us']:.2f} µs ({w['wrapper_own_pct']:.2f}% of a raw call)",
         f"   stream of {w['stream_chunks']} chunks: raw {w['stream_raw_us_per_chunk']:.2f} µs, "
-        f"wrapped {w['stream_wrapped_us_per_chunk']:.2f} µs per chunk",
+        f"wrapped {w['stream_wrapped_us_per_chunk']:.2f} µs per chunk; held at its end: "
+        f"raw {w['stream_raw_kept_bytes_per_chunk']:.0f} B, "
+        f"wrapped {w['stream_wrapped_kept_bytes_per_chunk']:.0f} B per chunk",
+        f"   byte stream of {w['stream_chunks']} pieces of {w['bytes_piece']} B (iter_bytes): "
+        f"held at its end: raw {w['bytes_raw_kept_bytes_per_chunk']:.0f} B, "
+        f"wrapped {w['bytes_wrapped_kept_bytes_per_chunk']:.0f} B per chunk",
         f"   the proxy's own cost per chunk: {w['proxy_us_per_chunk']:.3f} µs",
         "",
         "3. import time in a fresh interpreter, median",

@@ -18,7 +18,10 @@ wrapped too; every method call runs the real method and:
   is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at the end of a generating method's stream, for a failure stop
-  reason; the chunks received before the error are on the error as ``chunks``.
+  reason. Only a generating method's stream (checked, the default) keeps its chunks: the
+  end-of-stream check folds them all, and an error raised in or at the end of such a stream
+  carries them as ``chunks``. Every other stream (bytes, text, lines, a file's content)
+  keeps nothing: its chunks pass through, and its errors have no ``chunks``.
 
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
 failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
@@ -34,7 +37,7 @@ import copy
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from enum import Enum
 from types import CodeType, FrameType, FunctionType
 from typing import Any, Final, TypeVar, cast, overload
@@ -400,7 +403,7 @@ def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
 
 
 _INVOKE_LINE: Final = max(line or 0 for _, _, line in _invoke.__code__.co_lines())
-_AS_CALLER: dict[tuple[CodeType, int], Callable[[Any, Any, Any], Any]] = {}
+_AS_CALLER: dict[tuple[CodeType, str, int], Callable[[Any, Any, Any], Any]] = {}
 
 
 def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
@@ -411,19 +414,40 @@ def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
     warnings of modules other than ``__main__``. Running the call from a copy of ``_invoke``
     that carries the caller's globals, file name and line makes the warning read, and be
     filtered, exactly as without ``wrap()``. One copy per calling line, kept (at most 4096).
+    A copy's globals are only what the warnings machinery reads of the caller's (see
+    ``_caller_globals``), never the caller's namespace itself: a code agent that runs each
+    step in a fresh namespace keeps none of them alive.
     """
     line = frame.f_lineno
-    key = (frame.f_code, line)
+    # equal code objects of two files (the same step run under two names) compare equal
+    key = (frame.f_code, frame.f_code.co_filename, line)
     found = _AS_CALLER.get(key)
     if found is None:
         first = line - (_INVOKE_LINE - _invoke.__code__.co_firstlineno)
         if first < 1:
             return _invoke
         code = _invoke.__code__.replace(co_filename=frame.f_code.co_filename, co_firstlineno=first)
-        found = FunctionType(code, frame.f_globals)
+        found = FunctionType(code, _caller_globals(frame.f_globals))
         if len(_AS_CALLER) < 4096:
             _AS_CALLER[key] = found
     return found
+
+
+_CALLER_NAMES: Final = ("__name__", "__spec__", "__loader__", "__file__", "__package__")
+
+
+def _caller_globals(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The globals of a copy of ``_invoke`` for a caller whose globals are ``namespace``.
+
+    A warning names its module from ``__name__`` (the filters match it), finds source lines
+    through ``__spec__``/``__loader__``, and records what it showed in the module's
+    ``__warningregistry__``: that registry is the caller's own (made now if it has none, as
+    the first warning would), so "once per module" and "once per line" hold as without
+    ``wrap()``. Nothing else of the caller's namespace is kept.
+    """
+    kept: dict[str, Any] = {name: namespace[name] for name in _CALLER_NAMES if name in namespace}
+    kept["__warningregistry__"] = namespace.setdefault("__warningregistry__", {})
+    return kept
 
 
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
@@ -462,7 +486,7 @@ async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) ->
 
 
 def _stream_problem(
-    target: Any, owner: Any, chunks: list[Any], options: _Options, tools: Any
+    target: Any, owner: Any, chunks: list[Any] | None, options: _Options, tools: Any
 ) -> HarnessError | None:
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
     if not options.check or not options.generating:
@@ -494,7 +518,9 @@ def _selected(err: HarnessError | None, options: _Options) -> HarnessError | Non
 
 
 class _StreamState(_Proxy):
-    """What a wrapped stream keeps: the chunks so far, the tools offered, who made it."""
+    """What a wrapped stream keeps: the tools offered, who made it and, for a checked
+    generating stream only, the chunks so far (``None`` for every other stream: a byte,
+    text or line stream holds none of what it yielded)."""
 
     __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
 
@@ -502,7 +528,8 @@ class _StreamState(_Proxy):
         super().__init__(target, options)
         object.__setattr__(self, "_ne_tools", tools)
         object.__setattr__(self, "_ne_owner", owner)
-        object.__setattr__(self, "_ne_chunks", [])
+        kept: list[Any] | None = [] if options.check and options.generating else None
+        object.__setattr__(self, "_ne_chunks", kept)
         object.__setattr__(self, "_ne_iter", None)
         object.__setattr__(self, "_ne_done", False)
 
@@ -531,7 +558,9 @@ class _Stream(_StreamState):
             raise
         except Exception as exc:
             raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        self._ne_chunks.append(chunk)
+        chunks = self._ne_chunks
+        if chunks is not None:
+            chunks.append(chunk)
         return chunk
 
     def _ne_finish(self) -> None:
@@ -596,7 +625,9 @@ class _AsyncStream(_StreamState):
             raise
         except Exception as exc:
             raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        self._ne_chunks.append(chunk)
+        chunks = self._ne_chunks
+        if chunks is not None:
+            chunks.append(chunk)
         return chunk
 
     async def __aenter__(self) -> Any:
@@ -727,21 +758,25 @@ class _Normalizer:
 
             @functools.wraps(func)
             async def agenerate(*args: Any, **kwargs: Any) -> Any:
+                # What ``yield from`` does for the generator above: a value sent and an
+                # exception thrown in (``@asynccontextmanager``'s) reach the inner
+                # generator, and closing this one closes it.
                 inner = func(*args, **kwargs)
-                sent: Any = None
-                try:
-                    while True:
-                        try:
-                            item = await inner.asend(sent)
-                        except StopAsyncIteration:
-                            return
-                        except HarnessError:
-                            raise
-                        except Exception as exc:
-                            raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                step = inner.__anext__()
+                while True:
+                    try:
+                        item = await _typed_step(step, provider, dropin)
+                    except StopAsyncIteration:
+                        return
+                    try:
                         sent = yield item
-                finally:
-                    await inner.aclose()
+                    except GeneratorExit:
+                        await _typed_step(inner.aclose(), provider, dropin)
+                        raise
+                    except BaseException as thrown:
+                        step = inner.athrow(thrown)
+                    else:
+                        step = inner.asend(sent)
 
             return cast("_F", agenerate)
         sdk_call = _generating_method(func)
@@ -768,6 +803,17 @@ class _Normalizer:
             return result
 
         return cast("_F", run)
+
+
+async def _typed_step(step: Awaitable[Any], provider: str | None, dropin: bool) -> Any:
+    """``await step`` (a step of an async generator), its failures typed; its end
+    (``StopAsyncIteration``), cancellation and harness errors pass through."""
+    try:
+        return await step
+    except (StopAsyncIteration, HarnessError):
+        raise
+    except Exception as exc:
+        raise typed_error(exc, provider=provider, dropin=dropin) from exc
 
 
 @overload

@@ -542,11 +542,12 @@ class Feed:
         raise ConnectionResetError("peer reset the connection")
 
 
-def test_iterating_a_wrapped_object_types_its_errors_and_keeps_the_chunks() -> None:
-    """``for x in wrap(obj)`` and ``async for``: a failure mid-way is typed, with the chunks."""
+def test_iterating_a_wrapped_object_types_its_errors_and_keeps_no_chunks() -> None:
+    """``for x in wrap(obj)`` and ``async for``: a failure mid-way is typed; the object is no
+    generating method's stream, so nothing it yielded was kept (``chunks`` is ``None``)."""
     with pytest.raises(UpstreamUnavailableError) as info:
         list(wrap(Feed()))
-    assert info.value.chunks == [1, 2]
+    assert info.value.chunks is None
     assert isinstance(info.value.__cause__, ConnectionResetError)
 
     async def drain() -> list[Any]:
@@ -554,7 +555,7 @@ def test_iterating_a_wrapped_object_types_its_errors_and_keeps_the_chunks() -> N
 
     with pytest.raises(UpstreamUnavailableError) as later:
         asyncio.run(drain())
-    assert later.value.chunks == [1, 2]
+    assert later.value.chunks is None
 
 
 class Unconfigured:
@@ -683,3 +684,162 @@ def test_normalized_async_function_called_with_bad_arguments_is_typed() -> None:
         asyncio.run(ask())  # type: ignore[call-arg]
     assert isinstance(info.value, HarnessInternalError)
     assert asyncio.run(ask("hi")) == "hi"
+
+
+# -- @normalized generators forward send, throw and close (issue 22, finding 13) ------------
+
+
+def test_normalized_async_generator_under_asynccontextmanager_runs_its_rollback() -> None:
+    """The exception of the ``async with`` body is thrown into the inner generator, whose
+    ``except`` (a rollback) runs; what it re-raises comes out typed, with it as the cause."""
+    import contextlib
+
+    log: list[str] = []
+
+    @contextlib.asynccontextmanager
+    @normalized
+    async def transaction() -> Any:
+        log.append("begin")
+        try:
+            yield "connection"
+        except ConnectionResetError:
+            log.append("rollback")
+            raise
+        else:
+            log.append("commit")
+        finally:
+            log.append("finally")
+
+    async def failing() -> None:
+        async with transaction() as connection:
+            assert connection == "connection"
+            raise ConnectionResetError("peer reset the connection")
+
+    async def passing() -> None:
+        async with transaction():
+            pass
+
+    with pytest.raises(UpstreamUnavailableError) as info:
+        asyncio.run(failing())
+    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert log == ["begin", "rollback", "finally"]
+    log.clear()
+    asyncio.run(passing())
+    assert log == ["begin", "commit", "finally"]
+
+
+def test_normalized_async_generator_forwards_asend_athrow_and_aclose() -> None:
+    """``asend`` values reach the inner generator; an exception it handles lets it go on;
+    ``aclose`` runs its ``finally``; cancellation thrown in passes through untouched."""
+    log: list[Any] = []
+
+    @normalized
+    async def echo() -> Any:
+        received = None
+        try:
+            while True:
+                try:
+                    received = yield received
+                    log.append(received)
+                except KeyError as handled:
+                    received = f"handled {handled.args[0]}"
+        finally:
+            log.append("finally")
+
+    async def main() -> None:
+        gen = echo()
+        assert await gen.asend(None) is None
+        assert await gen.asend(1) == 1
+        assert await gen.asend("two") == "two"
+        assert await gen.athrow(KeyError("k")) == "handled k"
+        await gen.aclose()
+        assert log == [1, "two", "finally"]
+        other = echo()
+        await other.asend(None)
+        with pytest.raises(asyncio.CancelledError):
+            await other.athrow(asyncio.CancelledError())
+        assert log[-1] == "finally"
+
+    asyncio.run(main())
+
+
+def test_normalized_generator_forwards_send_throw_and_close() -> None:
+    """The sync twin: ``send`` values reach the inner generator, ``throw`` reaches its
+    ``except`` (under ``@contextmanager`` too), ``close`` runs its ``finally``."""
+    import contextlib
+
+    log: list[Any] = []
+
+    @normalized
+    def echo() -> Any:
+        received = None
+        try:
+            while True:
+                try:
+                    received = yield received
+                    log.append(received)
+                except KeyError as handled:
+                    received = f"handled {handled.args[0]}"
+        finally:
+            log.append("finally")
+
+    gen = echo()
+    assert gen.send(None) is None
+    assert gen.send(1) == 1
+    assert gen.throw(KeyError("k")) == "handled k"
+    gen.close()
+    assert log == [1, "finally"]
+
+    @contextlib.contextmanager
+    @normalized
+    def transaction() -> Any:
+        try:
+            yield
+        except ConnectionResetError:
+            log.append("rollback")
+            raise
+
+    with pytest.raises(UpstreamUnavailableError) as info, transaction():
+        raise ConnectionResetError("peer reset the connection")
+    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert log[-1] == "rollback"
+
+
+# -- the per-line copies keep no caller's namespace (issue 22, finding 5) -------------------
+
+
+class Marker:
+    """An object each exec'd step keeps in its own namespace, to see whether it lives on."""
+
+
+def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A code agent runs 50 steps, each in a fresh namespace, each calling a wrapped client's
+    deprecated method (openai's ``beta.assistants.list``, which really warns): each warning
+    names its step's file and line, and once the steps are dropped every namespace is freed.
+    The list body is constructed (an empty page)."""
+    import gc
+    import warnings
+    import weakref
+
+    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # a cache with room, as in a fresh process
+    body = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
+    client = wrap(openai_client(lambda request: (200, body, "application/json")))
+    alive: list[weakref.ref[Marker]] = []
+    source = "marker = Marker()\npage = client.beta.assistants.list()\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(50):
+            namespace: dict[str, Any] = {"client": client, "Marker": Marker}
+            exec(compile(source, f"step_{step}.py", "exec"), namespace)
+            assert namespace["page"].data == []
+            alive.append(weakref.ref(namespace["marker"]))
+        del namespace
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert [(w.filename, w.lineno) for w in deprecations] == [
+        (f"step_{step}.py", 2) for step in range(50)
+    ]
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 0
+    assert len(_wrap._AS_CALLER) == 50  # the copies stay, holding no namespace

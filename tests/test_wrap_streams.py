@@ -1,0 +1,157 @@
+"""What a wrapped stream keeps: nothing for byte, text and line streams; the chunks of a
+checked generating stream (issue 22, finding 4).
+
+The bodies here are constructed (zero bytes in 64 KiB pieces): only their size matters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import openai
+import pytest
+
+from normalize_errors import wrap
+from normalize_errors.providers._calls import http_library
+
+PIECE = 64 * 1024
+PIECES = 1024  # 64 MiB in all
+LIMIT = 8 * 1024 * 1024  # the wrapper may hold a few pieces at a time, never the body
+
+
+def pieces(count: int = PIECES) -> Iterator[bytes]:
+    """A body of ``count`` fresh 64 KiB pieces (each its own object, as a network read is)."""
+    for _ in range(count):
+        yield bytes(PIECE)
+
+
+def peak_while(consume: Callable[[], int]) -> tuple[int, int]:
+    """The bytes ``consume()`` reports having read, and the peak traced memory meanwhile."""
+    tracemalloc.start()
+    try:
+        read = consume()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return read, peak
+
+
+HTTP_LIBRARIES = [name for name in ("httpx", "httpx2") if importlib.util.find_spec(name)]
+
+
+@pytest.mark.parametrize("library", HTTP_LIBRARIES)
+def test_a_wrapped_http_clients_byte_stream_keeps_nothing(library: str) -> None:
+    """``wrap(httpx.Client()).stream(...).iter_bytes()`` of 64 MiB: the wrapper holds none of
+    it (peak memory a few pieces), and ``iter_text``/``iter_lines`` keep nothing either."""
+    http = importlib.import_module(library)
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, content=pieces())
+
+    client = wrap(http.Client(transport=http.MockTransport(handler)))
+
+    def consume() -> int:
+        read = 0
+        with client.stream("GET", "https://example.test/big") as response:
+            stream = response.iter_bytes()
+            for chunk in stream:
+                read += len(chunk)
+            assert stream._ne_chunks is None  # nothing kept, at the end either
+        return read
+
+    read, peak = peak_while(consume)
+    assert read == PIECE * PIECES
+    assert peak < LIMIT, f"the wrapped stream held {peak} bytes"
+    with client.stream("GET", "https://example.test/big") as response:
+        lines = response.iter_lines()
+        assert sum(len(line) for line in lines) == PIECE * PIECES
+        assert lines._ne_chunks is None
+
+
+@pytest.mark.parametrize("library", HTTP_LIBRARIES)
+def test_a_wrapped_async_http_clients_byte_stream_keeps_nothing(library: str) -> None:
+    """The async twin: ``aiter_bytes()`` through a wrapped ``AsyncClient`` keeps nothing."""
+    http = importlib.import_module(library)
+
+    async def body() -> Any:
+        for piece in pieces():
+            yield piece
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, content=body())
+
+    client = wrap(http.AsyncClient(transport=http.MockTransport(handler)))
+
+    async def consume() -> int:
+        read = 0
+        async with client.stream("GET", "https://example.test/big") as response:
+            stream = response.aiter_bytes()
+            async for chunk in stream:
+                read += len(chunk)
+            assert stream._ne_chunks is None
+        return read
+
+    read, peak = peak_while(lambda: asyncio.run(consume()))
+    assert read == PIECE * PIECES
+    assert peak < LIMIT, f"the wrapped stream held {peak} bytes"
+
+
+def openai_bytes_client(count: int) -> Any:
+    """A real OpenAI client whose transport streams ``count`` 64 KiB pieces for any request."""
+    http = http_library("openai")
+
+    def handler(request: Any) -> Any:
+        return http.Response(
+            200, content=pieces(count), headers={"content-type": "application/octet-stream"}
+        )
+
+    transport = http.MockTransport(handler)
+    http_client = http.Client(transport=transport)
+    return openai.OpenAI(api_key="sk-test", max_retries=0, http_client=http_client)
+
+
+def test_openai_speech_streaming_response_keeps_nothing() -> None:
+    """``audio.speech.with_streaming_response.create(...)``'s ``iter_bytes()``: 64 MiB read,
+    none of it held by the wrapper."""
+    client = wrap(openai_bytes_client(PIECES))
+
+    def consume() -> int:
+        read = 0
+        with client.audio.speech.with_streaming_response.create(
+            model="gpt-4o-mini-tts", voice="alloy", input="Hello"
+        ) as response:
+            stream = response.iter_bytes()
+            for chunk in stream:
+                read += len(chunk)
+            assert stream._ne_chunks is None
+        return read
+
+    read, peak = peak_while(consume)
+    assert read == PIECE * PIECES
+    assert peak < LIMIT, f"the wrapped stream held {peak} bytes"
+
+
+def test_openai_file_content_iter_bytes_adds_nothing_to_what_the_sdk_holds() -> None:
+    """``files.content(...)`` reads the whole body (the SDK holds it, wrapped or not);
+    iterating it through the wrapper adds no second copy."""
+    count = 256  # 16 MiB: the SDK holds all of it, so keep it smaller
+
+    def consume(client: Any) -> Callable[[], int]:
+        def run() -> int:
+            content = client.files.content("file-abc123")
+            stream = content.iter_bytes(PIECE)
+            read = sum(len(chunk) for chunk in stream)
+            assert getattr(stream, "_ne_chunks", None) is None
+            return read
+
+        return run
+
+    read, raw_peak = peak_while(consume(openai_bytes_client(count)))
+    assert read == PIECE * count
+    read, wrapped_peak = peak_while(consume(wrap(openai_bytes_client(count))))
+    assert read == PIECE * count
+    assert wrapped_peak < raw_peak + LIMIT, (raw_peak, wrapped_peak)
