@@ -24,7 +24,6 @@ import argparse
 import ast
 import json
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -359,8 +358,6 @@ _ADVICE: Final = {
 _SDK_MODULES: Final = (("google.genai", "google"), ("openai", "openai"), ("anthropic", "anthropic"))
 """The exception modules ``classify`` reads a traceback of, and their provider."""
 
-_EXCEPTION_LINE: Final = re.compile(r"(?P<cls>[A-Za-z_][\w.]*\.[A-Za-z_]\w*): (?P<message>.*)")
-
 _CLASS_STATUS: Final = {
     "BadRequestError": 400,
     "AuthenticationError": 401,
@@ -375,6 +372,10 @@ _CLASS_STATUS: Final = {
 }
 """The status an openai or anthropic exception class stands for, when its message (the raw
 body of a response that was not JSON) does not say it."""
+
+
+def _status_text(text: str) -> bool:
+    return len(text) == 3 and text.isdigit()
 
 
 def _python_value(text: str) -> Any:
@@ -401,32 +402,33 @@ def _read_traceback(text: str) -> tuple[Any, Any, Any, str] | None:
     lines = [line.strip() for line in raw]
     traced = any(line.startswith("Traceback (most recent call last)") for line in lines)
     for at in range(len(lines) - 1, -1, -1):
-        found = _EXCEPTION_LINE.fullmatch(lines[at])
-        if found is None:
+        name, sep, first = lines[at].partition(": ")  # "openai.RateLimitError: Error code: ..."
+        parts = name.split(".")
+        if not sep or len(parts) < 2 or not all(part.isidentifier() for part in parts):
             continue
-        name = found["cls"]
         provider = next((p for module, p in _SDK_MODULES if name.startswith(module + ".")), None)
         if provider is None:
             if traced:
                 continue  # a note or a chained exception's line after the SDK's
             return None
-        message = "\n".join([found["message"], *raw[at + 1 :]])  # a page spans lines
+        message = "\n".join([first, *raw[at + 1 :]])  # a page spans lines
         status: Any = None
         body: Any = message
         if provider == "google":  # APIError.__str__: f"{code} {status}. {details}"
-            parts = re.fullmatch(r"(\d{3}) (\S+)\. (.*)", message, re.DOTALL)
-            if parts:
-                status, body = int(parts[1]), _python_value(parts[3])
-        else:  # f"Error code: {status} - {body}" (openai 1.x/2.x, anthropic) or
-            # f"Error code: {status} - {message}" (openai 3.x), else the raw body alone
-            parts = re.fullmatch(r"Error code: (\d{3})(?: - (.*))?", message, re.DOTALL)
-            if parts:
-                status, rest = int(parts[1]), parts[2] or ""
+            head, dot, details = message.partition(". ")
+            words = head.split(" ")
+            if dot and len(words) == 2 and _status_text(words[0]):
+                status, body = int(words[0]), _python_value(details)
+        elif message.startswith("Error code: "):  # f"Error code: {status} - {body}" (openai
+            # 1.x and 2.x, anthropic) or f"Error code: {status} - {message}" (openai 3.x)
+            number, _, rest = message[len("Error code: ") :].partition(" - ")
+            if _status_text(number):
+                status = int(number)
                 body = _python_value(rest)
                 if body == rest and rest and rest[:1] not in ("{", "[", "<"):
                     body = json.dumps({"error": {"message": rest}})  # the field it came from
-            else:
-                status = _CLASS_STATUS.get(name.rpartition(".")[2])
+        else:  # the raw body alone (not JSON): the class says the status, if any
+            status = _CLASS_STATUS.get(parts[-1])
         return status, {}, body, provider
     if traced:
         raise ValueError("a traceback, but not of an openai, anthropic or google-genai error")
