@@ -12,6 +12,7 @@ import pytest
 
 from normalize_errors import CODES
 from normalize_errors._cli import main
+from tests.support import needs
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -422,6 +423,7 @@ runpy.run_module("normalize_errors", run_name="__main__")
 
 def without(modules: str, *argv: str) -> subprocess.CompletedProcess[str]:
     """The command line in a child process where ``modules`` cannot be imported."""
+    needs("yaml", "vcr", "openai", "anthropic", "httpx2")
     root = Path(__file__).resolve().parent.parent
     return subprocess.run(
         [sys.executable, "-c", BLOCKED_RUN, modules, *argv],
@@ -491,6 +493,7 @@ def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
 def test_cassettes_fit_80_columns_and_filter_by_provider_and_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    needs("yaml")
     monkeypatch.setenv("COLUMNS", "80")
     status, text = run("cassettes")
     assert status == 0
