@@ -21,7 +21,10 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
@@ -124,7 +127,7 @@ def _fmt_wait(value: float | None) -> str:
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
-        from .replay import cassette_paths, load, missing_sdk, run
+        from .replay import DISTRIBUTIONS, cassette_paths, load, missing_sdk, run
     except ImportError as exc:  # pragma: no cover - depends on the environment
         out.write(
             f"replay needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}\n"
@@ -139,11 +142,13 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     rows: list[list[str]] = []
     failures = skipped = 0
     codes: dict[str, int] = {}
+    absent: dict[str, int] = {}
     for path in paths:
         scenario = load(path)
         missing = missing_sdk(scenario)
-        if missing is not None:  # a vendor SDK the replay extra does not install
+        if missing is not None:  # an SDK this install does not have: skip, naming it
             skipped += 1
+            absent[missing] = absent.get(missing, 0) + 1
             note = f"skipped: needs the {missing} SDK"
             if args.json:
                 cassette = f"{scenario.provider}/{scenario.name}"
@@ -201,7 +206,17 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
             f"{', wrapped clients' if args.wrapped else ''}): "
             f"{len(paths) - skipped - failures} as expected, {failures} not{aside}. {spread}\n"
         )
+        if absent:
+            names = sorted(absent, key=lambda m: (-absent[m], m))
+            listed = ", ".join(f"{m} ({absent[m]})" for m in names)
+            wheels = " ".join(sorted({DISTRIBUTIONS.get(m, m) for m in names}))
+            out.write(f"Skipped for want of {listed}: pip install {wheels}\n")
     return 1 if failures else 0
+
+
+def _width() -> int:
+    """The terminal's width (``COLUMNS`` when set), 80 when the output is not a terminal."""
+    return shutil.get_terminal_size((80, 24)).columns
 
 
 def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
@@ -212,31 +227,52 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         out.write(f"cassettes needs PyYAML (pip install 'normalize-errors[testing]'): {exc}\n")
         return 2
+    total = len(rows)
+    if args.provider:
+        rows = [r for r in rows if r["provider"] == args.provider]
+    if args.code:  # a code, or a category (``upstream``) or any leading part of one
+        wanted: str = args.code.rstrip(".")
+        rows = [
+            r
+            for r in rows
+            if r["code"] and (r["code"] == wanted or r["code"].startswith(wanted + "."))
+        ]
     if args.json:
         for row in rows:
             out.write(json.dumps(row) + "\n")
         return 0
-    header = ["cassette", "provider", "scenario", "call", "status", "harness code", "source"]
+    header = ["cassette", "status", "harness code"]
     cells = [
-        [
-            r["name"],
-            r["provider"],
-            r["scenario"],
-            str(r["call"]) + (" (stream)" if r["stream"] else ""),
-            str(r["status"]),
-            r["code"] or "-",
-            r["source"] or "-",
-        ]
+        [r["name"], str(r["status"]) + (" stream" if r["stream"] else ""), r["code"] or "-"]
         for r in rows
     ]
-    table([header, *cells], out)
-    out.write(f"\n{len(rows)} cassettes")
+    fitted_table([header, *cells], out, _width())
+    chosen = "" if len(rows) == total else f" of {total}"
+    out.write(f"\n{len(rows)}{chosen} cassettes; --json gives each one's call, summary, source")
     if not args.paths:
         from .replay import shipped
 
-        out.write(f" in {shipped()}")
+        out.write(f"\nin {shipped()}")
     out.write("\n")
     return 0
+
+
+def fitted_table(rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
+    """``table``, kept within ``width`` columns: a first cell too long for the room the
+    other columns leave gets a line of its own, the rest of its row on the next line."""
+    rest = [max(len(row[i]) for row in rows) for i in range(1, len(rows[0]))]
+    room = max(width - sum(rest) - 2 * len(rest), 8)
+    first = min(max(len(row[0]) for row in rows), room)
+    for n, row in enumerate(rows):
+        cells = [cell.ljust(w) for cell, w in zip(row[1:], rest, strict=True)]
+        if len(row[0]) > first:
+            out.write(row[0] + "\n")
+            lead = " " * first
+        else:
+            lead = row[0].ljust(first)
+        out.write("  ".join([lead, *cells]).rstrip() + "\n")
+        if n == 0:
+            out.write("  ".join("-" * w for w in [first, *rest]) + "\n")
 
 
 def _record(args: argparse.Namespace, out: TextIO) -> int:
@@ -273,6 +309,8 @@ _FORMS: Final = {
     "page": "a bare page or text body (no status or headers)",
     "http": "raw HTTP (status line, headers, blank line, body)",
     "headers": "raw HTTP without a status line (headers, blank line, body)",
+    "problem": "a problem details object (application/problem+json)",
+    "traceback": "a Python traceback (its last line: the SDK's exception)",
 }
 """The forms ``classify`` reads, by the name it reports on standard error."""
 
@@ -290,10 +328,111 @@ error says which form of input was read. The forms:
                     {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}  (Google)
                     or any other JSON object or array; read without a status
   bare page         an HTML page or a line of text that starts with '<'
+  problem details   {"type": ..., "title": ..., "status": 429, ...}  (application/problem+json,
+                    a harness error's or any RFC 9457 one; its status is read as the HTTP status)
+  traceback         a whole Python traceback of an SDK exception, or only its last line:
+                    openai.BadRequestError: Error code: 400 - {'error': {...}}
+                    anthropic.OverloadedError: Error code: 529 - {'type': 'error', ...}
+                    google.genai.errors.ClientError: 400 INVALID_ARGUMENT. {'error': {...}}
+                    (the provider from the exception's module, the status from its message)
+
+The problem object goes to standard output; standard error also says the code and its
+advice (what to do next).
 
 Exit status: 0 when a problem object was printed, 2 when the input is none of these forms
 (nothing is printed on standard output then).
 """
+
+
+_ADVICE: Final = {
+    "retry": "retry the call, after retry_after if given, else with backoff",
+    "feedback": "send the error's feedback to the model and let it try again",
+    "adjust": "raise the limit or shrink the input, then call again",
+    "fix": "the request is wrong: change it before calling again",
+    "credentials": "the key or account is refused: check the API key and the account",
+    "human": "a person has to act (pay, approve or decide) before calling again",
+    "stop": "do not retry: report the failure",
+}
+"""What each ``advice`` word asks of the caller, as ``classify`` prints it."""
+
+_SDK_MODULES: Final = (("google.genai", "google"), ("openai", "openai"), ("anthropic", "anthropic"))
+"""The exception modules ``classify`` reads a traceback of, and their provider."""
+
+_CLASS_STATUS: Final = {
+    "BadRequestError": 400,
+    "AuthenticationError": 401,
+    "PermissionDeniedError": 403,
+    "NotFoundError": 404,
+    "ConflictError": 409,
+    "RequestTooLargeError": 413,
+    "UnprocessableEntityError": 422,
+    "RateLimitError": 429,
+    "ServiceUnavailableError": 503,
+    "OverloadedError": 529,
+}
+"""The status an openai or anthropic exception class stands for, when its message (the raw
+body of a response that was not JSON) does not say it."""
+
+
+def _status_text(text: str) -> bool:
+    return len(text) == 3 and text.isdigit()
+
+
+def _python_value(text: str) -> Any:
+    """A dict or list an SDK printed with ``repr`` (single quotes, True, None), read back
+    with ``ast.literal_eval`` (literals only, never code); else the text as it is."""
+    if text[:1] in ("{", "["):
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return text
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, default=str)
+    return text
+
+
+def _read_traceback(text: str) -> tuple[Any, Any, Any, str] | None:
+    """(status, headers, body, provider) of a pasted traceback whose last exception is an
+    SDK's (or of that exception's line alone); None when the text is not one.
+
+    Raises:
+        ValueError: a traceback, but of no SDK exception ``classify`` reads.
+    """
+    raw = text.strip().splitlines()
+    lines = [line.strip() for line in raw]
+    traced = any(line.startswith("Traceback (most recent call last)") for line in lines)
+    for at in range(len(lines) - 1, -1, -1):
+        name, sep, first = lines[at].partition(": ")  # "openai.RateLimitError: Error code: ..."
+        parts = name.split(".")
+        if not sep or len(parts) < 2 or not all(part.isidentifier() for part in parts):
+            continue
+        provider = next((p for module, p in _SDK_MODULES if name.startswith(module + ".")), None)
+        if provider is None:
+            if traced:
+                continue  # a note or a chained exception's line after the SDK's
+            return None
+        message = "\n".join([first, *raw[at + 1 :]])  # a page spans lines
+        status: Any = None
+        body: Any = message
+        if provider == "google":  # APIError.__str__: f"{code} {status}. {details}"
+            head, dot, details = message.partition(". ")
+            words = head.split(" ")
+            if dot and len(words) == 2 and _status_text(words[0]):
+                status, body = int(words[0]), _python_value(details)
+        elif message.startswith("Error code: "):  # f"Error code: {status} - {body}" (openai
+            # 1.x and 2.x, anthropic) or f"Error code: {status} - {message}" (openai 3.x)
+            number, _, rest = message[len("Error code: ") :].partition(" - ")
+            if _status_text(number):
+                status = int(number)
+                body = _python_value(rest)
+                if body == rest and rest and rest[:1] not in ("{", "[", "<"):
+                    body = json.dumps({"error": {"message": rest}})  # the field it came from
+        else:  # the raw body alone (not JSON): the class says the status, if any
+            status = _CLASS_STATUS.get(parts[-1])
+        return status, {}, body, provider
+    if traced:
+        raise ValueError("a traceback, but not of an openai, anthropic or google-genai error")
+    return None
 
 
 def _header_line(line: str) -> bool:
@@ -315,6 +454,10 @@ def _read_response(text: str) -> tuple[Any, Any, Any, str]:
             raise ValueError("JSON nested too deeply") from None
         except ValueError as exc:
             raise ValueError(f"it starts like JSON but does not parse: {exc}") from None
+        if isinstance(data, dict) and "title" in data and ("type" in data or "code" in data):
+            stated = data.get("status")  # RFC 9457's status member: the response's
+            headers = {"content-type": "application/problem+json"}
+            return (stated if isinstance(stated, int) else None), headers, stripped, "problem"
         if isinstance(data, dict) and ("body" in data or "headers" in data):
             body = data.get("body")
             if isinstance(body, (dict, list)):
@@ -356,14 +499,23 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
     except UnicodeDecodeError as exc:
         sys.stderr.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
         return 2
+    provider = args.provider
     try:
-        status, headers, body, form = _read_response(text)
+        traced = _read_traceback(text)
+        if traced is None:
+            status, headers, body, form = _read_response(text)
+        else:
+            status, headers, body, read_provider = traced
+            provider, form = provider or read_provider, "traceback"
     except ValueError as exc:
         sys.stderr.write(f"classify: nothing could be read ({exc}); see --help for the forms\n")
         return 2
     sys.stderr.write(f"classify: read {_FORMS[form]}\n")
-    err = from_response(status, headers, body, provider=args.provider)
+    err = from_response(status, headers, body, provider=provider).problem
     out.write(err.to_json(indent=2) + "\n")
+    sys.stderr.write(
+        f"classify: {err.code}, advice {err.advice}: {_ADVICE.get(err.advice, err.advice)}\n"
+    )
     return 0
 
 
@@ -385,6 +537,10 @@ def _parser() -> argparse.ArgumentParser:
     cassettes = sub.add_parser("cassettes", help="list the cassettes (default: shipped)")
     cassettes.add_argument("paths", nargs="*", help="cassette files or folders")
     cassettes.add_argument("--json", action="store_true", help="print JSON lines")
+    cassettes.add_argument("--provider", help="only this provider's (openai, anthropic, ...)")
+    cassettes.add_argument(
+        "--code", help="only those giving this code, or a code of this category (upstream)"
+    )
     record = sub.add_parser("record", help="record a script's HTTP calls as cassettes")
     record.add_argument("--out", default="cassettes", help="folder to write to")
     record.add_argument("--name", help="cassette name (default: recorded_<status>)")
@@ -412,6 +568,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    Output piped into a reader that stops early (``normalize-errors codes | head -1``) ends
+    the command quietly with status 141 (128 + SIGPIPE, as a shell reports for ``yes | head``).
+    """
     args = _parser().parse_args(argv)
-    return _COMMANDS[args.command](args, out or sys.stdout)
+    stream = out or sys.stdout
+    try:
+        status = _COMMANDS[args.command](args, stream)
+        stream.flush()
+    except BrokenPipeError:
+        if stream is sys.stdout:  # nothing more reaches the reader, nor at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return status

@@ -187,29 +187,56 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
 
 
 def missing_sdk(scenario: Scenario) -> str | None:
-    """The module of the SDK a scenario replays through, when it is not installed here.
+    """The module of the SDK a scenario replays through, when it cannot be imported here.
 
-    openai, anthropic, google-genai and httpx come with the ``replay`` extra; the native SDKs
-    of OpenAI-compatible vendors (``metadata.sdk``) and cohere's are installed by whoever
-    wants them replayed (``pip install groq``, ...).
+    Each cassette names its SDK: the provider's (``openai``, ``anthropic``, ``google.genai``,
+    ``cohere`` with the ``httpx`` it is given), the native SDK of an OpenAI-compatible vendor
+    (``metadata.sdk``), or for ``http`` cassettes an HTTP library (``httpx``, else
+    ``httpx2``). An install with only some of them (``normalize-errors[openai,anthropic,
+    testing]``) replays the cassettes it can and skips the others by this name.
     """
+    if scenario.sdk is not None:
+        return _absent(_calls.SDKS[scenario.sdk][0])
+    if scenario.provider == "http":
+        if _absent("httpx") is None or _absent("httpx2") is None:
+            return None
+        return "httpx"
+    for module in _PROVIDER_SDKS.get(scenario.provider, ()):
+        if _absent(module) is not None:
+            return module
+    return None
+
+
+def _absent(module: str) -> str | None:
+    """``module`` when it cannot be imported here (not installed, one of its own
+    dependencies missing, or blocked), else None."""
+    import importlib
     import importlib.util
 
-    if scenario.sdk is not None:
-        module = _calls.SDKS[scenario.sdk][0]
-    elif scenario.provider in _OPTIONAL_SDKS:
-        module = _OPTIONAL_SDKS[scenario.provider]
-    else:
-        return None
     try:
-        found = importlib.util.find_spec(module)
-    except ImportError:  # a parent package is missing
-        found = None
-    return module if found is None else None
+        if importlib.util.find_spec(module) is None:
+            return module
+        importlib.import_module(module)
+    except ImportError:  # a parent package or a dependency of the SDK is missing
+        return module
+    return None
 
 
-_OPTIONAL_SDKS: Final = {"cohere": "cohere"}
-"""Cassette providers whose SDK the ``replay`` extra does not install."""
+_PROVIDER_SDKS: Final = {
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "google": ("google.genai",),
+    "cohere": ("cohere", "httpx"),
+}
+"""The modules each cassette provider's calls import (``providers._calls``)."""
+
+DISTRIBUTIONS: Final = {
+    "google.genai": "google-genai",
+    "cerebras.cloud.sdk": "cerebras-cloud-sdk",
+    "fireworks": "fireworks-ai",
+    "mistralai.client": "mistralai",
+}
+"""The distribution to ``pip install`` for an SDK module whose name differs from it."""
 
 
 class Outcome:
@@ -248,8 +275,24 @@ class Outcome:
         return f"HTTP {status}" if status is not None else "result"
 
     def mismatches(self) -> list[str]:
-        """How the harness error differs from the scenario's ``expect``; empty if it agrees."""
-        return compare(self.scenario.expect, self.error)
+        """How the harness error differs from the scenario's ``expect``; empty if it agrees.
+
+        An ``http`` cassette records a response, not a library: its ``upstream.exception``
+        names httpx's class, and a replay through httpx2 (an install without httpx) is
+        held to httpx2's class of the same name.
+        """
+        expect = self.scenario.expect
+        wanted = (expect.get("upstream") or {}).get("exception")
+        library = type(self.exception).__module__.partition(".")[0] if self.exception else ""
+        if (
+            self.scenario.provider == "http"
+            and library == "httpx2"
+            and isinstance(wanted, str)
+            and wanted.startswith("httpx.")
+        ):
+            upstream = {**expect["upstream"], "exception": "httpx2." + wanted[len("httpx.") :]}
+            expect = {**expect, "upstream": upstream}
+        return compare(expect, self.error)
 
 
 def compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:

@@ -22,7 +22,6 @@ property, hours on two cores). A test's own ``@settings`` overrides the profile.
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 from typing import Any
@@ -44,7 +43,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture(params=["httpx", "httpx2"])
 def lib(request: pytest.FixtureRequest) -> Any:
     """httpx, then httpx2: the same failures through both libraries."""
-    return importlib.import_module(request.param)
+    return pytest.importorskip(request.param)
 
 
 @pytest.fixture
@@ -54,3 +53,50 @@ def closed_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+OPTIONAL_PACKAGES = frozenset(
+    {
+        "openai", "anthropic", "google", "cohere", "boto3", "botocore", "groq", "together",
+        "cerebras", "mistralai", "fireworks", "httpx", "httpx2", "requests", "aiohttp", "yaml",
+        "vcr", "starlette", "fastapi", "opentelemetry", "tenacity", "mcp", "a2a", "agents",
+        "pydantic_ai", "langchain_core", "langchain_openai", "langchain_aws", "instructor",
+        "litellm", "pydantic",
+    }
+)  # fmt: skip
+"""The packages a test module may import that the suite's tools alone (the ``test-core``
+group, CI's ``nosdk`` environment) do not install: the SDKs, HTTP libraries, vcrpy, PyYAML,
+the frameworks and protocol SDKs."""
+
+
+class OptionalModule(pytest.Module):
+    """A test module that cannot be imported for want of one of ``OPTIONAL_PACKAGES`` is
+    skipped with that package named, as ``pytest.importorskip`` would; any other import
+    failure stays a collection error."""
+
+    def _getobj(self) -> Any:
+        try:
+            return super()._getobj()  # type: ignore[no-untyped-call]
+        except pytest.Collector.CollectError as error:
+            cause = error.__cause__ or error.__context__
+            missing = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
+            if not missing or missing.partition(".")[0] not in OPTIONAL_PACKAGES:
+                raise
+            reason = f"{self.path.name} needs {missing}, not installed here"
+            raise pytest.skip.Exception(reason, allow_module_level=True) from None
+
+
+def pytest_pycollect_makemodule(module_path: Any, parent: Any) -> pytest.Module:
+    return OptionalModule.from_parent(parent, path=module_path)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    """A test that imports one of ``OPTIONAL_PACKAGES`` on its way (``replay.load`` needs
+    PyYAML, a tour step the SDK) skips, naming it, where it is not installed."""
+    try:
+        return (yield)
+    except ModuleNotFoundError as error:
+        if not error.name or error.name.partition(".")[0] not in OPTIONAL_PACKAGES:
+            raise
+        pytest.skip(f"needs {error.name}, not installed here")

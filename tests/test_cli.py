@@ -12,6 +12,7 @@ import pytest
 
 from normalize_errors import CODES
 from normalize_errors._cli import main
+from tests.support import needs
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -398,3 +399,235 @@ def test_replay_of_a_success_lists_it_without_a_code(tmp_path: Path) -> None:
     status, text = run("replay", str(path))
     assert status == 0
     assert "1 cassettes replayed offline (sync): 1 as expected, 0 not" in text
+
+
+BLOCKED_RUN = """\
+import runpy, sys
+
+class Refuse:
+    '''Refuses the modules named in argv[1], as an install without them would.'''
+
+    def __init__(self, names):
+        self.names = names
+
+    def find_spec(self, name, path=None, target=None):
+        if any(name == n or name.startswith(n + ".") for n in self.names):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Refuse(sys.argv[1].split(",")))
+sys.argv = ["normalize-errors", *sys.argv[2:]]
+runpy.run_module("normalize_errors", run_name="__main__")
+"""
+
+
+def without(modules: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The command line in a child process where ``modules`` cannot be imported."""
+    needs("yaml", "vcr", "openai", "anthropic", "httpx2")
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(
+        [sys.executable, "-c", BLOCKED_RUN, modules, *argv],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=False,
+    )
+
+
+def test_replay_without_google_genai_skips_its_cassettes_naming_it() -> None:
+    """An install of ``[openai,anthropic,testing]`` (no google-genai, no httpx): the Google
+    cassette is skipped with the SDK named, the others replay, and the exit status is 0."""
+    from normalize_errors.replay import shipped
+
+    paths = [
+        str(shipped() / "google" / "overloaded_503.yaml"),
+        str(shipped() / "openai" / "insufficient_quota_429.yaml"),
+        str(shipped() / "anthropic" / "overloaded_529.yaml"),
+        str(shipped() / "cohere" / "billing_limit_402.yaml"),  # cohere imports httpx
+    ]
+    done = without("google.genai,httpx", "replay", *paths)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "AssertionError" not in done.stderr
+    assert "google/overloaded_503" in done.stdout
+    assert "skipped: needs the google.genai SDK" in done.stdout
+    assert "2 cassettes replayed offline (sync): 2 as expected, 0 not, 2 skipped" in done.stdout
+    assert "pip install" in done.stdout
+    assert "google-genai" in done.stdout.splitlines()[-1]
+
+
+def test_replay_of_http_cassettes_with_only_httpx2_goes_through_httpx2() -> None:
+    """With httpx absent, the ``http`` cassettes replay through httpx2 and agree: their
+    ``upstream.exception`` is httpx2's ``HTTPStatusError``."""
+    from normalize_errors.replay import shipped
+
+    path = str(shipped() / "http" / "aws_alb_502_html.yaml")
+    done = without("httpx", "replay", "--json", path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = json.loads(done.stdout)
+    assert (row["code"], row["expected"], row["mismatches"]) == ("upstream.unavailable", True, [])
+    done = without("httpx,httpx2", "replay", "--json", path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["skipped"] == "skipped: needs the httpx SDK"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["codes"], ["codes", "--json"], ["cassettes"], ["cassettes", "--json"], ["explain", "x.y"]],
+)
+def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
+    """`normalize-errors codes | head -1`: a reader that has gone away (here before the first
+    byte, so the write fails every time) gives no BrokenPipeError traceback."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "normalize_errors", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    child.stdout.close()
+    _, err = child.communicate(timeout=60)
+    assert b"Traceback" not in err
+    assert b"BrokenPipeError" not in err
+    assert child.returncode == 141
+
+
+def test_cassettes_fit_80_columns_and_filter_by_provider_and_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    needs("yaml")
+    monkeypatch.setenv("COLUMNS", "80")
+    status, text = run("cassettes")
+    assert status == 0
+    lines = text.splitlines()
+    assert lines[0].split() == ["cassette", "status", "harness", "code"]
+    assert all(len(line) <= 80 for line in lines[:-1])  # the last names the folder
+    assert "anthropic/invalid_request_tool_use_without_result_400" in lines  # its own line
+    status, text = run("cassettes", "--provider", "google", "--code", "upstream.rate_limited")
+    rows = text.split("\n\n")[0].splitlines()[2:]
+    assert rows
+    assert all(r.startswith("google/") and r.endswith("upstream.rate_limited") for r in rows)
+    assert f"{len(rows)} of " in text
+    status, text = run("cassettes", "--json", "--code", "context")
+    found = [json.loads(line) for line in text.splitlines()]
+    assert found
+    assert {r["code"] for r in found} == {"context.window_exceeded"}
+    assert len({r["provider"] for r in found}) > 1
+
+
+def sdk_traceback(cassette: str) -> str:
+    """The traceback the SDK really prints for a shipped cassette's failure."""
+    import traceback
+
+    from normalize_errors import replay
+
+    outcome = replay.run(replay.load(replay.shipped() / cassette))
+    assert outcome.exception is not None
+    return "".join(traceback.format_exception(outcome.exception))
+
+
+@pytest.mark.parametrize(
+    ("cassette", "last_line", "code", "advice"),
+    [
+        (
+            "anthropic/overloaded_529.yaml",
+            "anthropic.OverloadedError: Error code: 529 - {'type': 'error'",
+            "upstream.overloaded",
+            "retry",
+        ),
+        (
+            "openai/context_length_exceeded_400.yaml",
+            "openai.BadRequestError: Error code: 400 - ",
+            "context.window_exceeded",
+            "adjust",
+        ),
+        (
+            "openai/insufficient_quota_429.yaml",
+            "openai.RateLimitError: Error code: 429 - ",
+            "upstream.rate_limited",
+            "human",
+        ),
+        (
+            "google/api_key_invalid_400.yaml",
+            "google.genai.errors.ClientError: 400 INVALID_ARGUMENT. {'error': {'code': 400",
+            "upstream.authentication_failed",
+            "credentials",
+        ),
+        (
+            "anthropic/cloudflare_502_html.yaml",
+            "anthropic.InternalServerError: <html>",
+            "upstream.unavailable",
+            "retry",
+        ),
+    ],
+)
+def test_classify_reads_a_pasted_sdk_traceback(
+    cassette: str, last_line: str, code: str, advice: str
+) -> None:
+    """A whole traceback as the SDK prints it: the provider comes from the exception's
+    module, the status and body from its message (a Python-repr dict read back with
+    ``ast.literal_eval``); standard error gives the code and what to do next."""
+    from normalize_errors import replay
+
+    pasted = sdk_traceback(cassette)
+    assert last_line in pasted
+    assert pasted.startswith("Traceback (most recent call last)")
+    done = cli("classify", stdin=pasted)
+    assert done.returncode == 0, done.stderr
+    problem = json.loads(done.stdout)
+    expected = replay.run(replay.load(replay.shipped() / cassette)).error
+    assert expected is not None
+    assert problem["code"] == code == expected.code
+    assert problem["upstream"]["provider"] == cassette.partition("/")[0]
+    assert "traceback" in done.stderr
+    assert f"classify: {code}, advice {advice}: " in done.stderr
+    alone = cli("classify", stdin=pasted.strip().splitlines()[-1])
+    if "<html>" not in last_line:  # the exception's line alone, pasted from a log
+        assert json.loads(alone.stdout)["code"] == code
+
+
+def test_classify_reads_the_repr_dict_of_older_openai_lines() -> None:
+    """openai 1.x and 2.x print the whole body as a Python dict (``Error code: 429 -
+    {'error': {...}}``); its ``code`` member decides (``insufficient_quota``: pay, not wait).
+    The body is the shipped cassette's, printed the way those SDK lines print it."""
+    import yaml
+
+    from normalize_errors import replay
+
+    data = yaml.safe_load(
+        (replay.shipped() / "openai" / "insufficient_quota_429.yaml").read_text(encoding="utf-8")
+    )
+    body = json.loads(data["interactions"][0]["response"]["body"]["string"])
+    line = f"openai.RateLimitError: Error code: 429 - {body}"
+    assert "'param': None" in line
+    done = cli("classify", stdin=line)
+    problem = json.loads(done.stdout)
+    assert (problem["code"], problem["upstream"]["code"]) == (
+        "upstream.rate_limited",
+        "insufficient_quota",
+    )
+    assert "advice human" in done.stderr
+
+
+def test_classify_refuses_a_traceback_of_no_sdk_and_never_evaluates_code() -> None:
+    plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'a'\n"
+    done = cli("classify", stdin=plain)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "not of an openai, anthropic or google-genai error" in done.stderr
+    hostile = "openai.BadRequestError: Error code: 400 - {'a': __import__('os').getcwd()}"
+    done = cli("classify", stdin=hostile)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["upstream"]["status"] == 400
+    assert str(Path.cwd()) not in done.stdout  # read as text, not run
+
+
+def test_classify_reads_an_rfc9457_problem_with_its_status() -> None:
+    """A problem+json pasted bare: its ``status`` member is the response's status."""
+    problem = {
+        "type": "https://example.com/probs/out-of-credit",
+        "title": "Too Many Requests",
+        "status": 429,
+        "detail": "Request rate exceeded.",
+    }
+    done = cli("classify", stdin=json.dumps(problem))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["code"] == "upstream.rate_limited"
+    assert "problem details" in done.stderr

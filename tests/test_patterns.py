@@ -29,6 +29,7 @@ import normalize_errors
 from normalize_errors import _patterns
 from normalize_errors._lazy import LazyPattern
 from normalize_errors._rules import CONTEXT_COUNT, Facts, Rule
+from tests.support import needs
 
 # The parser behind re.compile (re._parser from Python 3.11, sre_parse before).
 _PARSER = "re._parser" if sys.version_info >= (3, 11) else "sre_parse"
@@ -402,6 +403,7 @@ print(json.dumps({"seen": SEEN, "unlisted": UNLISTED, "results": results}))
 @functools.cache
 def worst(mode: str) -> dict[str, Any]:
     """Run the worst inputs of ``mode`` in a child process; the timeout only guards CI."""
+    needs("anthropic", "httpx", "openai", "requests")
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(WORST), mode],
         capture_output=True,

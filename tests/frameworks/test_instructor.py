@@ -2,7 +2,7 @@
 transport answers from shipped cassettes.
 
 instructor pins ``jiter<0.15`` while openai 3.5+ needs ``jiter>=0.16``: run this module in its
-own environment (``pip install -e ".[test]" instructor``).
+own environment (``pip install -e . --group test instructor``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 
 from normalize_errors._groups import MAX_GROUP_MEMBERS
 from normalize_errors._problem import MAX_TOTAL_CAUSES
+from tests.support import needs
 
 SCRIPT = r"""
 import json, sys
@@ -82,6 +83,7 @@ print(json.dumps(out))
 
 
 def run(mode: str) -> dict[str, Any]:
+    needs("yaml")
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(SCRIPT), mode],
         capture_output=True,

@@ -1,0 +1,58 @@
+"""What a first release's packaging promises: its licence, the extras users are offered, the
+dependency groups the project's own work installs, and one command per chore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pyproject() -> dict[str, Any]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    data: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_license_file_is_the_mit_license_the_metadata_names() -> None:
+    project = pyproject()["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n")
+    assert "Permission is hereby granted, free of charge" in text
+
+
+def test_users_are_offered_no_test_bench_or_tool_extras() -> None:
+    """`pip install "normalize-errors[...]"` lists what a user installs; the suite's, the
+    benchmarks' and the linters' dependencies are dependency groups (PEP 735)."""
+    data = pyproject()
+    extras = data["project"]["optional-dependencies"]
+    assert not [name for name in extras if name.startswith(("test-", "dev", "bench"))]
+    assert "test" not in extras
+    groups = data["dependency-groups"]
+    for name in ("test-core", "test", "test-frameworks", "test-beyond", "bench", "dev"):
+        assert name in groups
+    core = " ".join(groups["test-core"])
+    assert "pytest" in core
+    for sdk in ("openai", "anthropic", "google-genai", "httpx", "pyyaml", "vcrpy"):
+        assert sdk not in core.lower()  # the no-SDK CI environment installs only these
+    dev = groups["dev"]
+    assert {"include-group": "test"} in dev
+    typecheck = " ".join(groups["typecheck"])
+    assert "mypy" in typecheck
+    assert "pyright" in typecheck
+
+
+def test_the_makefile_has_one_target_per_chore_and_ci_calls_it() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("format", "lint", "typecheck", "test", "docs", "record"):
+        assert f"\n{target}:" in makefile
+    assert "pyright --pythonpath $(PY) tests/typing/api.py" in makefile
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make lint" in ci
+    assert "make typecheck" in ci
+    assert "--group test-core" in ci
