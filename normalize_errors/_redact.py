@@ -8,7 +8,8 @@ copies of vendor objects that go into a pickle.
 What is recognised (each replaced by ``[REDACTED]``):
 
 * key formats, wherever they stand: OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``),
-  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIzaSy``),
+  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIza`` and
+  exactly 35 key characters, no 40th after them; also ``AIzaSy`` and 33 with more after),
   Google OAuth access tokens (``ya29.``), Groq (``gsk_``) and xAI (``xai-``) keys. These
   prefixes are long or rare enough to be recognised even glued to the text before them
   (``abcsk-proj-...``), by the prefix, the key's character set and its least length;
@@ -173,6 +174,10 @@ KEY_SHAPES: Final = (
     # key's characters with nothing after it, so a start fails after at most its least
     # length (20 or 33) and a match consumes what it scanned. Linear.
     rf"sk-(?:proj|svcacct|admin|ant|or-v1)-[{_BODY}]{{20,}}"
+    # A Google API key is AIza and exactly 35 more key characters: glued to the text before it
+    # it is recognised by that exact length with no 40th key character after it (a fixed-width
+    # match and a one-character lookahead per start). Linear.
+    rf"|AIza[{_BODY}]{{35}}(?![{_BODY}])"
     rf"|AIzaSy[{_BODY}]{{33}}"
     rf"|ya29\.[{_BODY}]{{20,}}"
     r"|gsk_[A-Za-z0-9]{20,}"
