@@ -478,6 +478,8 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
             break
         if end <= pos:
             continue
+        if window[begin:end] in _PLACEHOLDERS:
+            continue  # already replaced (a recorder's REDACTED): kept as it is, so redact twice
         if begin >= pos:
             out.append(window[pos:begin])
             out.append(REDACTED)
@@ -488,6 +490,9 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
         out.append("…")
     return "".join(out)
 
+
+_PLACEHOLDERS: Final = frozenset({REDACTED, "REDACTED", "%5BREDACTED%5D", "%5bREDACTED%5d"})
+"""Values that are already a stand-in for a credential: ``redact`` leaves them as they are."""
 
 _KEY_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=%\\"
