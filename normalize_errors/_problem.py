@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any, Final
 
-from ._redact import redact
+from ._redact import redact, utf8_safe
 from ._registry import CODE_PATTERN, TYPE_URIS
 from .exceptions import (
     MAX_CAUSE_DEPTH,
@@ -94,7 +94,9 @@ def _parse(obj: Any, at: str, depth: int, budget: _Budget) -> HarnessError:
     err = class_for_code(code)(_text(obj, "detail", at), **members)
     # Keep the object as received: no title, type or origin filled in from the registry.
     err._type = type_uri
-    err._title = None if members["title"] is None else redact(members["title"])
+    # The same cleaning as every other received text member (detail, instance...): redacted,
+    # and a lone surrogate (half of a cut emoji) made U+FFFD, so it can be written as UTF-8.
+    err._title = None if members["title"] is None else utf8_safe(redact(members["title"]))
     err._origin = origin  # type: ignore[assignment]  # checked against ORIGINS above
     err.status = None if status is None else int(status)
     return err

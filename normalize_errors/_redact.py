@@ -8,7 +8,8 @@ copies of vendor objects that go into a pickle.
 What is recognised (each replaced by ``[REDACTED]``):
 
 * key formats, wherever they stand: OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``),
-  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIzaSy``),
+  Anthropic (``sk-ant-``), OpenRouter (``sk-or-v1-``), Google API keys (``AIza`` and
+  exactly 35 key characters, no 40th after them; also ``AIzaSy`` and 33 with more after),
   Google OAuth access tokens (``ya29.``), Groq (``gsk_``) and xAI (``xai-``) keys. These
   prefixes are long or rare enough to be recognised even glued to the text before them
   (``abcsk-proj-...``), by the prefix, the key's character set and its least length;
@@ -103,15 +104,57 @@ _NOT_SECRET: Final = frozenset(
 )
 """Names that end like a secret's but name a position in a listing or a stream: kept."""
 
-_SECRET_WORDS: Final = ("auth", "cookie", "key", "token", "secret", "passw", "sig", "credential")
+_SECRET_PARTS: Final = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "cookie",
+        "session",
+    }
+)
+"""A name whose last part (after ``-``, ``_``, a space, a dot or a lower-to-upper case change) is
+one of these names a secret: ``Ocp-Apim-Subscription-Key``, ``X-Functions-Key``,
+``x-portkey-virtual-key``, ``X-Amz-Signature``, ``X-Amz-Security-Token``, ``client_secret``,
+``accessToken``. Plurals other than ``credentials`` are counts, not secrets:
+``x-ratelimit-remaining-tokens``, ``max_tokens``."""
+
+_SECRET_WORDS: Final = (
+    "auth",
+    "cookie",
+    "key",
+    "token",
+    "secret",
+    "passw",
+    "passphrase",
+    "sig",
+    "credential",
+    "session",
+)
 """Every secret name holds one of these."""
 
 
 def secret_name(name: object) -> bool:
-    """Whether a mapping key or header name names a credential (any case, ``-``, ``_``, spaces).
+    """Whether a mapping key, header or parameter name says its value is secret.
 
-    ``Authorization``, ``"authorization "``, ``X-Api-Key``, ``api_key``, ``token``, ``key``,
-    ``access_token``, ``client_secret``, ``Cookie``...
+    The one rule for names, used by ``sanitize``, pickles (``scrub``), the recorder and
+    ``redact``'s ``name: value`` fields: any case, ``-``, ``_`` or spaces; the name's last
+    part is a secret word (``_SECRET_PARTS``), or the whole name is one of the compound
+    ones (``apikey``, ``accesstoken``, ``secretkey``...). ``Authorization``,
+    ``"authorization "``, ``X-Api-Key``, ``Ocp-Apim-Subscription-Key``, ``X-Amz-Signature``,
+    ``client_secret``, ``Cookie``... are secret; ``x-ratelimit-remaining-tokens``,
+    ``anthropic-ratelimit-input-tokens-remaining``, ``retry-after``, ``x-request-id``,
+    ``pageToken`` are not.
     """
     if type(name) is str and len(name) < 16 and name.isidentifier():
         known = _PLAIN_NAMES.get(name)  # too short and plain to be a key: safe to remember
@@ -128,21 +171,41 @@ _PLAIN_NAMES: dict[str, bool] = {}
 under 16 characters, so these names hold no credential."""
 
 
+def _last_part(name: str) -> str:
+    """The last part of ``name``, lowered: after the last separator or case change
+    (``X-Amz-Signature``, ``XFunctionsKey``, ``X-API-KEY``, ``accessToken``)."""
+    end = i = len(name)
+    while i and (name[i - 1].islower() or name[i - 1].isdigit()):
+        i -= 1
+    if i < end:
+        if i and name[i - 1].isupper():
+            i -= 1
+    else:
+        while i and name[i - 1].isupper():
+            i -= 1
+    return name[i:end].lower()
+
+
 def _secret_name(name: object) -> bool:
     if isinstance(name, (bytes, bytearray)):
         name = bytes(name[:256]).decode("latin-1")
     if not isinstance(name, str):
         return False
-    low = name[:256].lower()
+    name = name[:256].strip()
+    low = name.lower()
     for word in _SECRET_WORDS:  # most names hold none of them: decided in a few scans
         if word in low:
             break
     else:
         return False
-    flat = low.strip().replace("-", "").replace("_", "").replace(" ", "")
+    flat = low.replace("-", "").replace("_", "").replace(" ", "").replace(".", "")
     if flat in _NOT_SECRET:
         return False
-    return flat in _SECRET_NAMES or flat.endswith(_SECRET_SUFFIXES)
+    return (
+        flat in _SECRET_NAMES
+        or flat.endswith(_SECRET_SUFFIXES)
+        or _last_part(name) in _SECRET_PARTS
+    )
 
 
 # -- the patterns ------------------------------------------------------------------------------
@@ -173,6 +236,10 @@ KEY_SHAPES: Final = (
     # key's characters with nothing after it, so a start fails after at most its least
     # length (20 or 33) and a match consumes what it scanned. Linear.
     rf"sk-(?:proj|svcacct|admin|ant|or-v1)-[{_BODY}]{{20,}}"
+    # A Google API key is AIza and exactly 35 more key characters: glued to the text before it
+    # it is recognised by that exact length with no 40th key character after it (a fixed-width
+    # match and a one-character lookahead per start). Linear.
+    rf"|AIza[{_BODY}]{{35}}(?![{_BODY}])"
     rf"|AIzaSy[{_BODY}]{{33}}"
     rf"|ya29\.[{_BODY}]{{20,}}"
     r"|gsk_[A-Za-z0-9]{20,}"
@@ -411,6 +478,8 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
             break
         if end <= pos:
             continue
+        if window[begin:end] in _PLACEHOLDERS:
+            continue  # already replaced (a recorder's REDACTED): kept as it is, so redact twice
         if begin >= pos:
             out.append(window[pos:begin])
             out.append(REDACTED)
@@ -421,6 +490,9 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
         out.append("…")
     return "".join(out)
 
+
+_PLACEHOLDERS: Final = frozenset({REDACTED, "REDACTED", "%5BREDACTED%5D", "%5bREDACTED%5d"})
+"""Values that are already a stand-in for a credential: ``redact`` leaves them as they are."""
 
 _KEY_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~+/=%\\"

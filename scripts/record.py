@@ -15,8 +15,11 @@ With ``--live`` the same call goes to the real API, using the key in ``OPENAI_AP
 name, a tiny ``max_tokens``, ...) provoke the failure where the API allows it. The live
 response replaces the sourced one and the source becomes ``kind: live``.
 
-Either way, request and response headers are kept only if they are on the allowlists below,
-so no credential reaches a cassette, and the finished file is checked for key-shaped text.
+Either way, request and response headers are kept only if they are on the allowlists below
+(a kept header whose name says it is secret loses its value), URLs lose their user information
+and the values of secret-named parameters, the finished file is checked for key-shaped text,
+and every string in it is redacted, except a response body quoted from a public source
+(without ``--live``), which is written verbatim.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import sys
 import tempfile
 import threading
@@ -37,10 +39,14 @@ from urllib.parse import urlsplit, urlunsplit
 import vcr
 import yaml
 
-from normalize_errors._redact import KEY_SHAPES
 from normalize_errors._rules import KEEP_HEADERS
 from normalize_errors.providers import _calls
-from normalize_errors.testing._record import REQUEST_HEADERS  # the allowlist users record with
+from normalize_errors.testing._record import (  # what users record with
+    REQUEST_HEADERS,
+    cassette_text,
+    scrub_url,
+)
+from normalize_errors.testing._record import _headers as kept_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,12 +68,6 @@ RESPONSE_HEADERS = (
 describe the response; ``set-cookie`` and anything unknown are dropped."""
 
 KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
-
-
-def allowed(name: str, allowlist: tuple[str, ...]) -> bool:
-    """Whether header ``name`` is on ``allowlist`` (exact names, or prefixes ending in '-')."""
-    low = name.lower()
-    return any(low == item or (item.endswith("-") and low.startswith(item)) for item in allowlist)
 
 
 def read_scenario(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -209,14 +209,10 @@ def record(path: Path, out: Path, live: bool) -> Path:
         data = yaml.safe_load(tape.read_text(encoding="utf-8"))
     for item in data["interactions"]:
         request = item["request"]
-        request["uri"] = swap_origin(request["uri"], base)
-        request["headers"] = {
-            k: v for k, v in request["headers"].items() if allowed(k, REQUEST_HEADERS)
-        }
+        request["uri"] = scrub_url(swap_origin(request["uri"], base))
+        request["headers"] = kept_headers(request["headers"], REQUEST_HEADERS)
         response = item["response"]
-        response["headers"] = {
-            k: v for k, v in response["headers"].items() if allowed(k, RESPONSE_HEADERS)
-        }
+        response["headers"] = kept_headers(response["headers"], RESPONSE_HEADERS)
         body = response["body"]["string"]
         if isinstance(body, bytes):
             body = body.decode("utf-8")
@@ -226,12 +222,21 @@ def record(path: Path, out: Path, live: bool) -> Path:
     source = dict(metadata.get("source") or {})
     source.pop("quote", None)
     if live:
-        source = {"kind": "live", "recorded": datetime.date.today().isoformat(), "url": base}
+        source = {
+            "kind": "live",
+            "recorded": datetime.date.today().isoformat(),
+            "url": scrub_url(base),
+        }
     metadata["source"] = source
-    cassette = {"metadata": metadata, "interactions": data["interactions"], "version": 1}
-    text = yaml.safe_dump(blockify(cassette), sort_keys=False, allow_unicode=True, width=100)
-    if re.search(KEY_SHAPES, text):
-        raise SystemExit(f"{path}: the cassette would contain a key-shaped text; not written")
+    for name in ("url", "base_url"):
+        if isinstance(metadata.get(name), str):
+            metadata[name] = scrub_url(metadata[name])
+    try:  # every string redacted; a key-shaped text left anywhere refuses the cassette
+        text = cassette_text(metadata, data["interactions"], blockify, verbatim_responses=not live)
+    except ValueError:
+        raise SystemExit(
+            f"{path}: the cassette would contain a key-shaped text; not written"
+        ) from None
     target: Path = out / provider / f"{metadata['name']}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")

@@ -7,13 +7,18 @@ them alike. On the way to the file:
 
 * request and response headers are kept only if they are on ``REQUEST_HEADERS`` and
   ``RESPONSE_HEADERS`` (so ``authorization``, ``x-api-key``, ``api-key``, ``x-goog-api-key``,
-  cookies and anything unknown never reach it);
-* query parameters named in ``SECRET_PARAMS`` are replaced by ``REDACTED``, and every other
-  value passes through ``normalize_errors.redact``;
+  cookies and anything unknown never reach it), and a kept header whose name says it is
+  secret (``secret_name``, the library's one rule for names) has its value replaced;
+* a URL loses its user information (``user:password@``); its query parameters (and those of
+  its fragment) whose names say they are secret (``secret_name``: ``key``, ``client_secret``,
+  ``password``, ``X-Amz-Signature``, ``X-Amz-Security-Token``, ``subscription-key``...) are
+  replaced by ``REDACTED``, and every other value passes through ``normalize_errors.redact``;
 * request and response bodies pass through ``normalize_errors.redact`` (an OpenAI 401
   echoes part of the key; redaction can also hide harmless text that looks like a
   credential, such as ``Bearer YOUR_KEY``);
-* the finished text is checked for key-shaped strings, and not written if one is left.
+* the finished text is checked for key-shaped strings, and not written if one is left;
+* then every string written (the URI, the metadata's ``base_url``, ``url`` and ``summary``,
+  header values, bodies, even mapping keys) passes through ``normalize_errors.redact``.
 
 The metadata says where each cassette came from (``source.kind: recorded``), which provider
 and SDK call it was (guessed from the host, the path and the client's headers), and the
@@ -26,15 +31,15 @@ import contextlib
 import datetime
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import from_response, redact
-from .._redact import holds_key
+from .._redact import holds_key, secret_name
 
-__all__ = ["REQUEST_HEADERS", "RESPONSE_HEADERS", "SECRET_PARAMS", "record"]
+__all__ = ["REQUEST_HEADERS", "RESPONSE_HEADERS", "SECRET_PARAMS", "record", "scrub_url"]
 
 REQUEST_HEADERS = (
     "accept",
@@ -69,7 +74,8 @@ RESPONSE_HEADERS = (
 """Response headers a recording keeps: the ones the library reads, and a few harmless ones."""
 
 SECRET_PARAMS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token", "sig"})
-"""Query parameters whose values are always replaced."""
+"""Examples of query parameters whose values are always replaced: every name ``secret_name``
+says is secret is (``client_secret``, ``password``, ``X-Amz-Signature``...)."""
 
 _API_PATHS = (
     ("/chat/completions", "openai", "chat.completions.create"),
@@ -87,15 +93,50 @@ def _allowed(name: str, allowlist: tuple[str, ...]) -> bool:
 
 
 def scrub_url(url: str) -> str:
-    """``url`` with secret query parameters replaced and every other value redacted."""
+    """``url`` without user information, with its secret-named query parameters (and those of
+    its fragment) replaced and every other value redacted."""
     parts = urlsplit(url)
-    if not parts.query:
-        return url
+    netloc = parts.netloc.rpartition("@")[2]  # user:password@host -> host
+    fragment = _scrub_params(parts.fragment) if "=" in parts.fragment else parts.fragment
+    return urlunsplit(
+        parts._replace(netloc=netloc, query=_scrub_params(parts.query), fragment=fragment)
+    )
+
+
+def _scrub_params(query: str) -> str:
+    if not query:
+        return query
     pairs = [
-        (name, "REDACTED" if name.lower() in SECRET_PARAMS else redact(value))
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        (name, "REDACTED" if _secret_param(name) else redact(value))
+        for name, value in parse_qsl(query, keep_blank_values=True)
     ]
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
+    return urlencode(pairs)
+
+
+def _secret_param(name: str) -> bool:
+    return name.lower() in SECRET_PARAMS or secret_name(name)
+
+
+def _headers(headers: dict[str, Any], allowlist: tuple[str, ...]) -> dict[str, Any]:
+    """The allowlisted headers, those whose names say they are secret with their values
+    replaced (``REDACTED``), the others redacted."""
+    out: dict[str, Any] = {}
+    for name, values in headers.items():
+        if _allowed(name, allowlist):
+            items = values if isinstance(values, list) else [values]
+            out[name] = ["REDACTED" if secret_name(name) else redact(str(v)) for v in items]
+    return out
+
+
+def redact_all(value: Any) -> Any:
+    """``value`` (a cassette's data) with every string in it, mapping keys too, redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_all(k): redact_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_all(v) for v in value]
+    return value
 
 
 def _text(body: Any) -> str:
@@ -113,16 +154,15 @@ def _text(body: Any) -> str:
 def _scrub_request(request: Any) -> Any:
     from vcr.request import Request
 
-    headers = {k: v for k, v in request.headers.items() if _allowed(k, REQUEST_HEADERS)}
+    headers = {
+        name: values[0] if isinstance(values, list) and len(values) == 1 else values
+        for name, values in _headers(dict(request.headers), REQUEST_HEADERS).items()
+    }
     return Request(request.method, scrub_url(request.uri), redact(_text(request.body)), headers)
 
 
 def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    headers = {
-        k: [redact(str(v)) for v in (vs if isinstance(vs, list) else [vs])]
-        for k, vs in (response.get("headers") or {}).items()
-        if _allowed(k, RESPONSE_HEADERS)
-    }
+    headers = _headers(response.get("headers") or {}, RESPONSE_HEADERS)
     body = redact(_text((response.get("body") or {}).get("string")))
     return {**response, "headers": headers, "body": {"string": body}}
 
@@ -170,7 +210,8 @@ def _metadata(item: dict[str, Any], name: str, today: str) -> dict[str, Any]:
         meta["request"] = {"model": sent["model"]}
     status = int(response["status"]["code"])
     meta["summary"] = (
-        f"{request['method']} {urlunsplit(urlsplit(uri)._replace(query=''))}: HTTP {status}"
+        f"{request['method']} {urlunsplit(urlsplit(uri)._replace(query='', fragment=''))}: "
+        f"HTTP {status}"
     )
     meta["source"] = {"kind": "recorded", "recorded": today, "constructed": []}
     if status >= 400:
@@ -178,6 +219,38 @@ def _metadata(item: dict[str, Any], name: str, today: str) -> dict[str, Any]:
         err = from_response(status, headers, response["body"]["string"], provider=provider)
         meta["expect"] = {"code": err.code}
     return meta
+
+
+def cassette_text(
+    metadata: dict[str, Any],
+    interactions: list[Any],
+    shape: Callable[[Any], Any] = lambda data: data,
+    *,
+    verbatim_responses: bool = False,
+    **dump: Any,
+) -> str:
+    """The YAML text of a cassette, every string in it redacted (``redact_all``), then
+    passed through ``shape`` (which may only restyle it) and dumped with ``dump``'s options.
+    With ``verbatim_responses`` the response bodies are written as they are (a body quoted
+    from a public source, served to the SDK by ``scripts/record.py``), after the same check.
+
+    Raises:
+        ValueError: the cassette holds key-shaped text (a key in a URL's path, say) before
+            that last redaction: a recording that carries a key is refused, not patched.
+    """
+    import yaml
+
+    cassette = {"metadata": metadata, "interactions": interactions, "version": 1}
+    options = {"sort_keys": False, "allow_unicode": True, "width": 100, **dump}
+    name = metadata.get("name")
+    if holds_key(yaml.safe_dump(cassette, **options)):
+        raise ValueError(f"{name}: the cassette would hold a key-shaped text; nothing written")
+    clean = redact_all(cassette)
+    if verbatim_responses:
+        for item, original in zip(clean["interactions"], interactions, strict=True):
+            item["response"]["body"] = original["response"]["body"]
+    text: str = yaml.safe_dump(shape(clean), **options)
+    return text
 
 
 @contextlib.contextmanager
@@ -218,11 +291,7 @@ def record(out: str | Path, *, name: str | None = None) -> Iterator[list[Path]]:
             stem += "_2"
         taken.add(stem)
         meta = _metadata(item, stem, today)
-        cassette = {"metadata": meta, "interactions": [item], "version": 1}
-        text = yaml.safe_dump(cassette, sort_keys=False, allow_unicode=True, width=100)
-        if holds_key(text):
-            raise ValueError(f"{stem}: the cassette would hold a key-shaped text; nothing written")
-        texts.append((Path(out) / meta["provider"] / f"{stem}.yaml", text))
+        texts.append((Path(out) / meta["provider"] / f"{stem}.yaml", cassette_text(meta, [item])))
     for path, text in texts:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -55,6 +55,7 @@ GLUED = {  # long, distinctive prefixes: recognised even glued to the text befor
     "anthropic",
     "openrouter",
     "google",
+    "google-other",  # AIza and exactly 35 key characters, no 40th (issue 22, finding 8)
     "google-oauth",
     "groq",
     "xai",

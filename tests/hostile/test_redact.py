@@ -281,3 +281,55 @@ def test_an_http_object_that_breaks_while_copied_is_left_out() -> None:
     broken = _BrokenHeaders(SECRETS[3])
     assert scrub(broken) is DROP
     assert scrub({"response": broken, "status": 500}) == {"status": 500}
+
+
+# Issue 22, finding 8: a Google key is AIza and exactly 35 key characters, whatever its next
+# two are (made-up keys of the format, never issued).
+GOOGLE_KEYS = [
+    "AIzaBcD4f5G6h7J8k9L0zXcVbNmQwErTyUiOp12",
+    "AIza-_0123456789abcdefghijklmnopqrstuvw",
+    "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+]
+
+
+@pytest.mark.parametrize("key", GOOGLE_KEYS)
+@pytest.mark.parametrize("before", ["xxxx", "key0", "_", "-", "token:abc", "Zz9"])
+@pytest.mark.parametrize("after", ["", ".", " is invalid", "&alt=sse", "\n"])
+def test_a_google_key_glued_to_the_text_before_it_is_redacted(
+    key: str, before: str, after: str
+) -> None:
+    assert len(key) == 39
+    text = f"bad {before}{key}{after}"
+    out = redact(text)
+    assert key[4:] not in out
+    assert out == f"bad {before}{REDACTED}{after}"
+
+
+@given(
+    st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", max_size=20
+    ),
+    st.text(
+        alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+        min_size=35,
+        max_size=35,
+    ),
+    st.sampled_from(["", " ", ".", '"', "/", "&"]),
+)
+def test_any_google_shaped_key_is_redacted_glued_or_not(before: str, body: str, after: str) -> None:
+    """The format is the key: AIza, 35 key characters, no 40th."""
+    key = "AIza" + body
+    assert key not in redact(before + key + after)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "MAIzaFoo is a word",
+        "xAIza" + "b" * 36,  # glued, 40 key characters: some other identifier
+        "xAIza" + "b" * 34,  # glued, 38: too short
+        "AIzawhat",
+    ],
+)
+def test_words_holding_aiza_are_kept(text: str) -> None:
+    assert redact(text) == text
