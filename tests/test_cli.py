@@ -434,6 +434,15 @@ def without(modules: str, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def imports_without(module: str, blocked: str) -> bool:
+    """Whether ``module`` imports in a child process where ``blocked`` cannot be imported."""
+    probe = BLOCKED_RUN.split("sys.argv = ")[0] + f"import {module}\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, blocked], capture_output=True, text=True, check=False
+    )
+    return done.returncode == 0
+
+
 def test_replay_without_google_genai_skips_its_cassettes_naming_it() -> None:
     """An install of ``[openai,anthropic,testing]`` (no google-genai, no httpx): the Google
     cassette is skipped with the SDK named, the others replay, and the exit status is 0."""
@@ -450,7 +459,10 @@ def test_replay_without_google_genai_skips_its_cassettes_naming_it() -> None:
     assert "AssertionError" not in done.stderr
     assert "google/overloaded_503" in done.stdout
     assert "skipped: needs the google.genai SDK" in done.stdout
-    assert "2 cassettes replayed offline (sync): 2 as expected, 0 not, 2 skipped" in done.stdout
+    # openai lines before httpx2 support import httpx, so there the openai cassette is skipped too
+    ran = 2 if imports_without("openai", "httpx") else 1
+    summary = f"{ran} cassettes replayed offline (sync): {ran} as expected, 0 not, {4 - ran} skipped"
+    assert summary in done.stdout
     assert "pip install" in done.stdout
     assert "google-genai" in done.stdout.splitlines()[-1]
 
