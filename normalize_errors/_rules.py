@@ -796,6 +796,9 @@ def offered_names(tools: Any) -> frozenset[str] | None:
         if isinstance(tool, str):
             names.add(tool)
             continue
+        if field(tool, "type") == "namespace":  # Responses: its functions are offered
+            inside = (field(inner, "name") for inner in sequence(field(tool, "tools")))
+            names.update(name for name in inside if isinstance(name, str))
         name = field(field(tool, "function"), "name") or field(tool, "name")
         if isinstance(name, str):
             names.add(name)

@@ -393,9 +393,18 @@ class _Proxy:
 
 
 def _tools(kwargs: dict[str, Any]) -> Any:
-    """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``."""
+    """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``.
+
+    A one-shot iterator (a generator, ``iter(list)``) is ``None``, nothing to check against:
+    the SDK has read it, and the wrapper never consumes a caller's argument.
+    """
     tools = kwargs.get("tools")
-    return kwargs.get("toolConfig") if tools is None else tools
+    if tools is None:
+        return kwargs.get("toolConfig")
+    try:
+        return None if iter(tools) is tools else tools
+    except Exception:  # not iterable: offered_names makes nothing of it either
+        return tools
 
 
 def _invoke(method: Any, args: Any, kwargs: Any) -> Any:

@@ -412,6 +412,35 @@ def test_responses_results_with_tool_calls_and_other_items() -> None:
         assert result.status == status
 
 
+def test_tools_the_sdk_consumed_and_tools_in_a_namespace_are_no_unknown_tool() -> None:
+    """The wrapper never reads an argument the SDK has used up: tools offered as a one-shot
+    iterator are not checked against (the SDK read them; nothing false is raised). The
+    functions of a Responses ``namespace`` tool are offered; a name outside it is not."""
+    call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "get_weather",
+        "namespace": "weather",
+        "arguments": '{"location": "Paris"}',
+        "status": "completed",
+    }
+    fine = wrap(answering(responses_result("completed", [call])))
+    result = fine.responses.create(model="gpt-4.1", input="hi", tools=iter(WEATHER_TOOL))
+    assert result.status == "completed"
+    namespace: list[Any] = [
+        {"type": "namespace", "name": "weather", "description": "Weather", "tools": WEATHER_TOOL}
+    ]
+    result = fine.responses.create(model="gpt-4.1", input="hi", tools=namespace)
+    assert result.output[0].name == "get_weather"
+    other = {**call, "name": "get_stock_price"}
+    wrapped = wrap(answering(responses_result("completed", [other])))
+    err = raised(lambda: wrapped.responses.create(model="gpt-4.1", input="hi", tools=namespace))
+    assert isinstance(err, HarnessError)
+    assert err.code == "output.unknown_tool"
+    assert "get_weather" in str(err.upstream) + str(err.detail) + str(err.model_feedback)
+
+
 @pytest.mark.parametrize(
     ("body", "message", "vendor_code"),
     [
