@@ -768,13 +768,14 @@ def stop_error(
     """The error a failure stop reason means, for a call that itself succeeded.
 
     ``retryable`` defaults to the registry's value for ``code``: only ``output.empty`` is
-    worth asking again unchanged. ``extra`` members that are empty are left out.
+    worth asking again unchanged. ``extra`` members that are ``None`` or empty are left out
+    (a number is kept, ``0`` too: ``choice=0`` names the first choice).
     """
     facts = Facts(
         provider,
         stop_reason=reason,
         request_id=request_id,
-        extra={k: v for k, v in extra.items() if v},
+        extra={k: v for k, v in extra.items() if v or isinstance(v, (int, float))},
     )
     chosen = code_info(code).retryable if retryable is None else retryable
     return build(code, chosen, facts, detail=detail, model_feedback=model_feedback, limit=limit)

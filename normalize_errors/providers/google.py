@@ -1026,11 +1026,13 @@ def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
                 result,
                 usage=_usage(result),
             )
-        else:
+        else:  # several candidates fail only together: then the first one's error
             for index, candidate in enumerate(candidates[:16]):
-                found = _candidate(result, candidate, index, offered)
-                if found is not None:
+                problem = _candidate(result, candidate, index, offered)
+                if problem is None:
+                    found = None
                     break
+                found = found or problem
     if found is not None and found.result is None:
         found.result = result
     return found

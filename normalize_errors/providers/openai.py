@@ -522,69 +522,80 @@ def _usage(result: Any) -> dict[str, Any]:
 
 
 def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
+    """A result of several choices (``n`` > 1) fails only when every choice fails, with
+    the first one's error: one usable choice is an answer."""
+    first: HarnessError | None = None
     for index, choice in enumerate(sequence(field(result, "choices"))):
-        finish = text_of(field(choice, "finish_reason"))
-        if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
-            native = text_of(field(choice, "native_finish_reason"))
-            if native and finish_failure(native):
-                finish = native
-        message = field(choice, "message") or {}
-        content = field(message, "content")
-        if content is None:
-            content = field(choice, "text")
-        if finish == "length":
-            usage = _usage(result)
-            spent = (
-                " (all of them on reasoning)"
-                if not content and usage.get("reasoning_tokens")
-                else ""
-            )
-            return _stop(
-                "output.truncated",
-                finish,
-                f"The output stopped at the output token limit{spent}.",
-                result,
-                usage=usage,
-                choice=index,
-            )
-        if finish == "content_filter":
-            return _stop(
-                "policy.content_filtered",
-                finish,
-                "The provider's content filter stopped the output.",
-                result,
-                content_filter_results=field(choice, "content_filter_results"),
-                choice=index,
-            )
-        refusal = field(message, "refusal")
-        if isinstance(refusal, str) and refusal:
-            return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
-        named = finish_failure(finish) if finish else None
-        if named is not None and finish:
-            return _stop(
-                named,
-                finish,
-                f"The output ended with finish_reason {finish!r}.",
-                result,
-                model_feedback=_FINISH_FEEDBACK.get(named),
-                choice=index,
-            )
-        calls = sequence(field(message, "tool_calls"))
-        for call in calls:
-            function = field(call, "function")
-            found = tool_call_problem(
-                field(function, "name"),
-                field(function, "arguments"),
-                field(call, "id"),
-                offered,
-                NAME,
-            )
-            if found is not None:
-                found.result = result
-                return found
-        silent = not content and not calls and not field(message, "audio", "function_call")
-        if finish in ("stop", None) and silent:
-            return _stop("output.empty", finish or "none", "The model returned no content.", result)
+        problem = _choice(result, index, choice, offered)
+        if problem is None:
+            return None
+        first = first or problem
+    return first
+
+
+def _choice(
+    result: Any, index: int, choice: Any, offered: frozenset[str] | None
+) -> HarnessError | None:
+    finish = text_of(field(choice, "finish_reason"))
+    if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
+        native = text_of(field(choice, "native_finish_reason"))
+        if native and finish_failure(native):
+            finish = native
+    message = field(choice, "message") or {}
+    content = field(message, "content")
+    if content is None:
+        content = field(choice, "text")
+    if finish == "length":
+        usage = _usage(result)
+        spent = (
+            " (all of them on reasoning)" if not content and usage.get("reasoning_tokens") else ""
+        )
+        return _stop(
+            "output.truncated",
+            finish,
+            f"The output stopped at the output token limit{spent}.",
+            result,
+            usage=usage,
+            choice=index,
+        )
+    if finish == "content_filter":
+        return _stop(
+            "policy.content_filtered",
+            finish,
+            "The provider's content filter stopped the output.",
+            result,
+            content_filter_results=field(choice, "content_filter_results"),
+            choice=index,
+        )
+    refusal = field(message, "refusal")
+    if isinstance(refusal, str) and refusal:
+        return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
+    named = finish_failure(finish) if finish else None
+    if named is not None and finish:
+        return _stop(
+            named,
+            finish,
+            f"The output ended with finish_reason {finish!r}.",
+            result,
+            model_feedback=_FINISH_FEEDBACK.get(named),
+            choice=index,
+        )
+    calls = sequence(field(message, "tool_calls"))
+    for call in calls:
+        function = field(call, "function")
+        found = tool_call_problem(
+            field(function, "name"),
+            field(function, "arguments"),
+            field(call, "id"),
+            offered,
+            NAME,
+        )
+        if found is not None:
+            found.result = result
+            return found
+    silent = not content and not calls and not field(message, "audio", "function_call")
+    if finish in ("stop", None) and silent:
+        return _stop("output.empty", finish or "none", "The model returned no content.", result)
     return None
 
 

@@ -27,7 +27,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from normalize_errors import HarnessError
+from normalize_errors import HarnessError, wrap
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors.providers import google
 
@@ -1160,3 +1160,29 @@ def test_a_string_code_does_not_replace_the_canonical_status() -> None:
     }
     err = valid(from_response(429, {}, json.dumps(body), provider="google"))
     assert (err.code, err.upstream["code"]) == ("upstream.rate_limited", "RESOURCE_EXHAUSTED")
+
+
+def test_several_candidates_fail_only_when_every_candidate_fails() -> None:
+    """``candidate_count=2``: one usable candidate is an answer; when both fail, the first
+    one's error."""
+    text = {"content": {"role": "model", "parts": [{"text": "Hi"}]}, "finishReason": "STOP"}
+    cut = {"content": {"role": "model", "parts": [{"text": "H"}]}, "finishReason": "MAX_TOKENS"}
+    blocked = {"finishReason": "SAFETY", "index": 1}
+    for candidates, code in (
+        ([text, blocked], None),
+        ([blocked, text], None),
+        ([cut, blocked], "output.truncated"),
+        ([blocked, cut], "policy.content_filtered"),
+    ):
+        body = json.dumps({"candidates": candidates, "modelVersion": "gemini-2.5-flash"})
+        wrapped = wrap(client(answer(200, body)))
+        config = types.GenerateContentConfig(candidate_count=2)
+        call = functools.partial(
+            wrapped.models.generate_content, model="gemini-2.5-flash", contents="hi", config=config
+        )
+        if code is None:
+            assert len(call().candidates or []) == 2
+        else:
+            err = raised(call)
+            assert isinstance(err, HarnessError)
+            assert err.problem.code == code

@@ -528,3 +528,29 @@ def test_reasoning_alone_is_no_output_and_an_empty_body_is_no_result() -> None:
     assert valid(alone).code == "output.empty"
     assert diagnose(responses_result("completed", [reasoning, message]), provider="openai") is None
     assert diagnose({}, provider="openai") is None
+
+
+def test_a_result_of_several_choices_fails_only_when_every_choice_fails() -> None:
+    """``n=2``: one usable choice is an answer, whatever the other one is; when every choice
+    fails, the error is the first one's (``upstream.choice`` says which)."""
+    fine = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hi"}}
+    empty = {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}
+    cut = {"index": 1, "finish_reason": "length", "message": {"role": "assistant", "content": "H"}}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-CONSTRUCTED",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o-mini",
+    }
+    messages: list[Any] = [{"role": "user", "content": "hi"}]
+    for choices in ([fine, empty], [{**empty, "index": 0}, {**fine, "index": 1}], [fine, cut]):
+        wrapped = wrap(answering({**body, "choices": choices}))
+        result = wrapped.chat.completions.create(model="gpt-4o-mini", messages=messages, n=2)
+        assert len(result.choices) == 2
+    failing = [{**cut, "index": 0}, empty]
+    wrapped = wrap(answering({**body, "choices": failing}))
+    err = raised(
+        lambda: wrapped.chat.completions.create(model="gpt-4o-mini", messages=messages, n=2)
+    )
+    assert isinstance(err, HarnessError)
+    assert (err.code, err.upstream["choice"]) == ("output.truncated", 0)
