@@ -10,7 +10,7 @@ HTTP responses.
 
 from __future__ import annotations
 
-from ._groups import MAX_GROUP_MEMBERS, group, group_members, group_type, through_chain
+from ._groups import Walk, group, group_members, group_type, through_chain
 from ._readers import ROUTES, exception_reader, response_readers
 from ._stdlib import internal, safe_text, stdlib
 from ._values import integer, qualname
@@ -80,8 +80,12 @@ def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
 _UNSET: Final = object()
 
 
-def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
-    """The answer for an exception the library knows, or ``None``."""
+def _known(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError | None:
+    """The answer for an exception the library knows, or ``None``.
+
+    An exception group is read through its members, unless ``walk`` is reading it already
+    (a member's chain led back to it): then it is read as an exception like any other.
+    """
     if isinstance(exc, HarnessError):
         return exc.problem  # a drop-in's harness side; a plain error itself
     cls = type(exc)
@@ -95,8 +99,11 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     if err is not None:
         return err
     inner = group_members(exc)
-    if inner is not None:
-        return group(inner, provider, [MAX_GROUP_MEMBERS], _normalize_member)
+    if inner is not None and walk.enter(exc):
+        try:
+            return group(inner, provider, walk, _guarded)
+        finally:
+            walk.leave(exc)
     adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)
@@ -111,11 +118,27 @@ def _known(exc: BaseException, provider: str | None) -> HarnessError | None:
     return stdlib(exc)
 
 
-def _normalize(exc: BaseException, provider: str | None) -> HarnessError:
-    err = _known(exc, provider)
+def _normalize(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError:
+    err = _known(exc, provider, walk)
     if err is None:
-        err = through_chain(exc, provider, _known)
+        err = through_chain(exc, provider, _known, walk)
     return internal(exc) if err is None else err
+
+
+def _guarded(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError:
+    """``_normalize`` that never raises, the result's ``__cause__`` being ``exc``: the work of
+    ``normalize`` for the exception it was given and for each member of a group."""
+    try:
+        err = _normalize(exc, provider, walk)
+    except Exception as bug:  # a bug here must never hide the caller's exception
+        err = HarnessInternalError(
+            f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",
+            retryable=False,
+            upstream={"exception": qualname(exc), "message": safe_text(exc)},
+        )
+    if err is not exc and err.__cause__ is None:
+        err.__cause__ = exc
+    return err
 
 
 def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
@@ -131,7 +154,9 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     stop the walk); anything else becomes ``harness.internal_error``. An exception group
     gives the error of its most telling member, with the others as ``causes`` (a
     non-retryable member first, then a specific code before ``upstream.unavailable`` and
-    ``harness.internal_error``, then order).
+    ``harness.internal_error``, then order). One call reads at most ``MAX_WALK`` group
+    members and chain links in all, and a chain that leads back to a group or link being
+    read (a member re-raised inside its group's ``except`` block) ends there.
 
     The original exception is the result's ``__cause__`` (unless it already had one, for a
     ``HarnessError`` passed in). Something that is not an exception at all gives
@@ -145,22 +170,7 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
             retryable=False,
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )
-    try:
-        err = _normalize(exc, _provider_name(provider))
-    except Exception as bug:  # a bug here must never hide the caller's exception
-        err = HarnessInternalError(
-            f"normalize-errors could not read {type(exc).__name__} ({type(bug).__name__}).",
-            retryable=False,
-            upstream={"exception": qualname(exc), "message": safe_text(exc)},
-        )
-    if err is not exc and err.__cause__ is None:
-        err.__cause__ = exc
-    return err
-
-
-def _normalize_member(exc: BaseException, provider: str | None) -> HarnessError:
-    """``normalize`` of one member of an exception group."""
-    return normalize(exc, provider=provider)
+    return _guarded(exc, _provider_name(provider), Walk())
 
 
 def _provider_name(provider: object) -> str | None:

@@ -3,8 +3,11 @@
 An exception the library does not know is read through its ``__cause__`` (else its
 ``__context__``), at most ``MAX_CHAIN`` links, a cycle ending the walk. An exception group
 gives the error of its most telling member, with the others as ``causes``; only what
-``causes`` keeps is normalized, with one budget over nested groups (``MAX_GROUP_MEMBERS``).
-The entry point passes in how to read one exception (``known``, ``normalize``).
+``causes`` keeps is normalized. One ``Walk`` per ``normalize()`` call is shared by both
+walks: one budget (``MAX_WALK`` exceptions read, group members and chain links together)
+and the set of the exceptions being read, so a member whose ``__context__`` is its own
+group (re-raised inside the group's ``except`` block) is a cycle, not a new walk. The entry
+point passes in how to read one exception (``known``, ``normalize``).
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final
 
-    Known = Callable[[BaseException, "str | None"], "HarnessError | None"]
-    Normalize = Callable[[BaseException, "str | None"], HarnessError]
+    Known = Callable[[BaseException, "str | None", "Walk"], "HarnessError | None"]
+    Normalize = Callable[[BaseException, "str | None", "Walk"], HarnessError]
 
 __all__ = [
     "MAX_CHAIN",
-    "MAX_GROUP_MEMBERS",
+    "MAX_WALK",
+    "Walk",
     "chained",
     "group",
     "group_members",
@@ -42,24 +46,65 @@ def chained(exc: BaseException) -> BaseException | None:
     return cause
 
 
-def through_chain(exc: BaseException, provider: str | None, known: Known) -> HarnessError | None:
+MAX_WALK: Final = 256
+"""Most exceptions one ``normalize()`` call reads past the one it was given: the members of
+its exception groups (nested groups included) and the links of its chains, together."""
+
+
+class Walk:
+    """What one ``normalize()`` call has read: made once per call, passed through every chain
+    and group walk of that call.
+
+    ``budget`` is what is left of ``MAX_WALK``; ``reading`` holds the ids of the exceptions
+    being read (a group whose members are being read, the links of a chain being walked).
+    Reaching one of them again is a cycle: it is read as what it is, without following it.
+    """
+
+    __slots__ = ("budget", "reading")
+
+    def __init__(self) -> None:
+        self.budget = MAX_WALK
+        self.reading: set[int] = set()
+
+    def enter(self, exc: BaseException) -> bool:
+        """Mark ``exc`` as being read; ``False`` (and nothing marked) if it already is."""
+        if id(exc) in self.reading:
+            return False
+        self.reading.add(id(exc))
+        return True
+
+    def leave(self, exc: BaseException) -> None:
+        """``exc`` is read: reaching it again is no longer a cycle (a shared sub-group)."""
+        self.reading.discard(id(exc))
+
+
+def through_chain(
+    exc: BaseException, provider: str | None, known: Known, walk: Walk
+) -> HarnessError | None:
     """The answer of the first exception in ``exc``'s chain that the library knows.
 
-    At most ``MAX_CHAIN`` links are read and a link seen before ends the walk, so a cyclic
-    or endless chain cannot hang ``normalize``. The answer is a copy: an error found in the
-    chain is never modified, and the copy's ``__cause__`` becomes ``exc``.
+    At most ``MAX_CHAIN`` links are read, each one from ``walk``'s budget, and a link being
+    read already (in this chain, or a group or chain the call is inside of) ends the walk,
+    so a cyclic or endless chain cannot hang ``normalize``. The answer is a copy: an error
+    found in the chain is never modified, and the copy's ``__cause__`` becomes ``exc``.
     """
-    seen = {id(exc)}
-    link = chained(exc)
-    for _ in range(MAX_CHAIN):
-        if link is None or id(link) in seen:
-            return None
-        seen.add(id(link))
-        found = known(link, provider)
-        if found is not None:
-            return found._clone() if found is link else found
-        link = chained(link)
-    return None
+    entered = [exc] if walk.enter(exc) else []
+    try:
+        link = chained(exc)
+        for _ in range(MAX_CHAIN):
+            if link is None or walk.budget <= 0 or id(link) in walk.reading:
+                return None
+            walk.budget -= 1
+            found = known(link, provider, walk)  # a group marks itself while it is read
+            if found is not None:
+                return found._clone() if found is link else found
+            walk.enter(link)
+            entered.append(link)
+            link = chained(link)
+        return None
+    finally:
+        for item in entered:
+            walk.leave(item)
 
 
 _GROUP_TYPES: dict[type, bool] = {}
@@ -85,9 +130,6 @@ def group_members(exc: BaseException) -> list[BaseException] | None:
     return None
 
 
-MAX_GROUP_MEMBERS = 256
-"""Most members of an exception group, nested groups included, that are normalized."""
-
 _GENERIC: Final = frozenset({"upstream.unavailable", "harness.internal_error"})
 
 
@@ -97,26 +139,27 @@ def _precedence(item: tuple[int, HarnessError]) -> tuple[bool, bool, int]:
 
 
 def group(
-    inner: list[BaseException], provider: str | None, budget: list[int], normalize: Normalize
+    inner: list[BaseException], provider: str | None, walk: Walk, normalize: Normalize
 ) -> HarnessError:
     """The error of an exception group: its most telling member, the others as ``causes``.
 
     Only what ``causes`` keeps is normalized: the first ``MAX_CAUSES`` members and the last.
-    ``budget`` counts members over nested groups, so a group that holds the same group many
-    times over stays cheap; once spent, only first members are read.
+    ``walk.budget`` counts members over nested groups (and chain links), so a group that
+    holds the same group many times over stays cheap; once spent, only first members are
+    read. The caller has marked the group as being read (``Walk.enter``).
 
     Precedence among the members read: a non-retryable member before a retryable one (so the
     group is retryable only when every member is), then a specific code before the generic
     ``upstream.unavailable`` and ``harness.internal_error``, then the group's order. The
     other members follow in the group's order as ``causes``.
     """
-    if budget[0] <= 0:
+    if walk.budget <= 0:
         chosen = inner[:1]
     else:
-        keep = min(len(inner), MAX_CAUSES + 1, max(budget[0], 2))
+        keep = min(len(inner), MAX_CAUSES + 1, max(walk.budget, 2))
         chosen = inner if keep == len(inner) else [*inner[: keep - 1], inner[-1]]
-    budget[0] -= len(chosen)
-    members = [_member(item, provider, budget, normalize) for item in chosen]
+    walk.budget -= len(chosen)
+    members = [_member(item, provider, walk, normalize) for item in chosen]
     if len(members) == 1:
         return members[0]
     index, best = min(enumerate(members), key=_precedence)
@@ -126,13 +169,19 @@ def group(
 
 
 def _member(
-    exc: BaseException, provider: str | None, budget: list[int], normalize: Normalize
+    exc: BaseException, provider: str | None, walk: Walk, normalize: Normalize
 ) -> HarnessError:
-    """``normalize(exc)``, sharing ``budget`` with the group ``exc`` belongs to."""
+    """``normalize(exc)``, sharing ``walk`` with the group ``exc`` belongs to.
+
+    A member that is a group being read (a group inside itself) is read as what it is.
+    """
     inner = group_members(exc)
-    if inner is None or isinstance(exc, HarnessError):
-        return normalize(exc, provider)
-    err = group(inner, provider, budget, normalize)
+    if inner is None or isinstance(exc, HarnessError) or not walk.enter(exc):
+        return normalize(exc, provider, walk)
+    try:
+        err = group(inner, provider, walk, normalize)
+    finally:
+        walk.leave(exc)
     if err.__cause__ is None:
         err.__cause__ = exc
     return err

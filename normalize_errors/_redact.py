@@ -50,6 +50,7 @@ __all__ = [
     "DROP",
     "KEY_SHAPES",
     "MARGIN",
+    "MAX_NODES",
     "MAX_REDACT",
     "PATTERNS",
     "REDACTED",
@@ -552,6 +553,10 @@ def utf8_safe(text: str) -> str:
     return text
 
 
+MAX_NODES: Final = 10_000
+"""Most values one ``sanitize`` call copies (mappings, lists and what they hold, together);
+past that each value is ``…``. Far above any real vendor body; it bounds shared sub-objects."""
+
 MAX_INT_BITS: Final = 13_000
 """Integers longer than this (about 3,900 decimal digits) are kept as a note of their size:
 Python refuses to write ints over 4,300 digits as text, which ``repr`` and JSON need."""
@@ -567,7 +572,18 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
     size; any other object becomes its redacted ``repr``. Strings are redacted, then cut at
     ``limit`` characters and marked with ``…``, and made UTF-8-safe (``utf8_safe``). Never
     raises.
+
+    One call copies at most ``MAX_NODES`` values in all: a sub-object shared by many
+    references (YAML anchors, a dict built with the same list many times) is copied once per
+    reference, so without that budget 8 references per level over 7 levels would be 8**7
+    copies. Past the budget each further value is the marker ``…``, as past ``MAX_DEPTH``.
     """
+    return _sanitize(value, limit, depth, [MAX_NODES])
+
+
+def _sanitize(value: Any, limit: int, depth: int, budget: list[int]) -> Any:
+    """``sanitize``, with ``budget`` the values this call may still copy (shared by all)."""
+    budget[0] -= 1
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
@@ -578,7 +594,7 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
         return int(value)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
-    if depth >= MAX_DEPTH:
+    if depth >= MAX_DEPTH or budget[0] < 0:
         return "…"
     if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
         out: dict[str, Any] = {}
@@ -591,20 +607,20 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
                 name = key  # too short and plain to hold a key or a credential context
             else:
                 name = utf8_safe(clip(key if isinstance(key, str) else _safe_repr(key), 256))
-            out[name] = REDACTED if secret_name(key) else sanitize(item, limit, depth + 1)
+            out[name] = REDACTED if secret_name(key) else _sanitize(item, limit, depth + 1, budget)
         return out
     if isinstance(value, (list, tuple)):
-        return [_item(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
+        return [_item(item, limit, depth + 1, budget) for item in value[:MAX_ITEMS]]
     if isinstance(value, (bytes, bytearray)):
         return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
     return utf8_safe(clip(_safe_repr(value), limit))
 
 
-def _item(item: Any, limit: int, depth: int) -> Any:
+def _item(item: Any, limit: int, depth: int, budget: list[int]) -> Any:
     """One entry of a sequence; a secret-named ``(name, value)`` pair loses its value."""
     if isinstance(item, (list, tuple)) and len(item) == 2 and secret_name(item[0]):
-        return [sanitize(item[0], 256, depth), REDACTED]
-    return sanitize(item, limit, depth)
+        return [_sanitize(item[0], 256, depth, budget), REDACTED]
+    return _sanitize(item, limit, depth, budget)
 
 
 def _safe_repr(value: object) -> str:

@@ -7,11 +7,13 @@ of the wrong type or whose read raises gives ``None`` (or an empty tuple for a l
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["field", "integer", "qualname", "sequence", "text_of"]
+__all__ = ["field", "finite", "integer", "qualname", "sequence", "text_of"]
 
 
 def field(obj: Any, *names: str) -> Any:
@@ -57,6 +59,21 @@ def integer(value: Any) -> int | None:
         if digits.isascii() and digits.isdigit():
             return int(digits)
     return None
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a float if it is a finite number (not a bool), else ``None``.
+
+    An int too large for a float (``1e400`` written out as digits, valid JSON) and
+    ``inf``/``nan`` are no numbers a reader can use: they give ``None``, never an error.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def sequence(value: Any) -> list[Any] | tuple[Any, ...]:

@@ -24,11 +24,11 @@ known word, as ``internal`` (the vocabulary says agents treat unknown codes so).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final, NamedTuple
 
 from .._registry import status_code
 from .._types import Advice
+from .._values import finite
 from .._wire import lower_headers, parse_body, retry_after, short
 from ..exceptions import HarnessError, class_for_code
 
@@ -110,7 +110,10 @@ def from_site_error(status: Any, headers: Any, body: Any) -> HarnessError:
     ``body`` is bytes, text or parsed JSON: ``{"error": {...}}`` or the inner object. The
     code decides (``CODES``), else the ``retry`` word (``RETRY_WORDS``), else the status
     (as ``from_response`` reads a plain HTTP error). ``retry_after`` comes from the body,
-    else from ``Retry-After``; ``field`` becomes ``location.pointer`` (``/field``).
+    else from ``Retry-After``; ``field`` becomes ``location.pointer`` (``/field``). A body
+    ``retry_after`` that is no finite number >= 0 (``1e400`` written out, which no float
+    holds) is dropped, not capped: it says nothing about how long to wait, so the header's
+    wait (or none) stands and the code still decides.
     """
     code = status if isinstance(status, int) and not isinstance(status, bool) else None
     upstream: dict[str, Any] = {"provider": "site"}
@@ -138,9 +141,9 @@ def from_site_error(status: Any, headers: Any, body: Any) -> HarnessError:
         message = error.get("message")
         if isinstance(message, str) and message:
             upstream["message"] = short(message, 1024)
-        seconds = error.get("retry_after")
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
-            wait = float(seconds) if 0 <= seconds < math.inf else wait
+        seconds = finite(error.get("retry_after"))
+        if seconds is not None and seconds >= 0:
+            wait = seconds  # a wait no float holds is dropped, not capped: it means nothing
         return class_for_code(row.code)(
             f"site: {upstream.get('message') or site_code}",
             code=row.code,

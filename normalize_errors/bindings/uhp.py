@@ -19,7 +19,8 @@ What is read:
 
 * ``retry_after`` from ``Retry-After`` (or ``retry-after-ms``) for every code;
 * ``param`` (a dotted path) as ``location.pointer`` (``a.b.0`` -> ``/a/b/0``), and back;
-* ``detail.max_bytes`` of ``file_too_large`` as ``limit``;
+* ``detail.max_bytes`` of ``file_too_large`` as ``limit`` (when it is a finite number;
+  ``upstream.detail`` keeps it either way);
 * everything the service said (``type``, ``code``, ``message``, ``param``, ``detail``,
   the status, the task's ``id``) in ``upstream``, with ``provider`` ``"uhp"``.
 """
@@ -31,6 +32,7 @@ import math
 from typing import Any, Final, NamedTuple
 
 from .._registry import TYPE_URIS, code_info, status_code
+from .._values import finite
 from .._wire import lower_headers, parse_body, retry_after, short
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 from .http import public_problem
@@ -241,7 +243,7 @@ def _read_error(error: dict[str, Any], status: int | None, wait: float | None) -
     limit = None
     if uhp_code == "file_too_large" and isinstance(detail, dict):
         max_bytes = detail.get("max_bytes")
-        if isinstance(max_bytes, (int, float)) and not isinstance(max_bytes, bool):
+        if finite(max_bytes) is not None:  # a size no float holds is no limit (upstream keeps it)
             limit = {"name": "upload_bytes", "value": max_bytes, "unit": "bytes"}
     pointer = _pointer(error.get("param"))
     return class_for_code(code)(

@@ -144,3 +144,17 @@ def test_never_raises(value: Any) -> None:
     """Whatever the body, a harness error comes out."""
     assert isinstance(from_site_error(400, {}, value), HarnessError)
     assert isinstance(from_site_error(True, None, value), HarnessError)
+
+
+def test_a_huge_retry_after_is_dropped_and_the_error_stays_rate_limited() -> None:
+    """``retry_after`` 1 followed by 400 zeros (valid JSON) used to give
+    ``harness.internal_error``: it is dropped, the header's wait (if any) stands."""
+    huge = body("rate_limited", "after_delay", retry_after=10**400)
+    err = from_site_error(429, {}, huge)
+    assert (err.code, err.retryable, err.retry_after) == ("upstream.rate_limited", True, None)
+    with_header = from_site_error(429, {"Retry-After": "30"}, huge)
+    assert (with_header.code, with_header.retry_after) == ("upstream.rate_limited", 30)
+    assert HarnessError.from_json(err.to_json()).code == "upstream.rate_limited"
+    text = '{"error": {"code": "rate_limited", "retry": "after_delay", "retry_after": 1' + "0" * 400
+    parsed = from_site_error(429, {}, text + "}}")
+    assert (parsed.code, parsed.retryable) == ("upstream.rate_limited", True)

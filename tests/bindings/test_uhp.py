@@ -405,3 +405,18 @@ def test_a_detail_that_only_looks_like_a_harness_object_is_read_as_uhp() -> None
     assert (err.code, err.upstream["provider"]) == (REQUEST_ROWS["session_busy"][1], "uhp")
     big = from_envelope(413, HEADERS, envelope("file_too_large", 413, detail={"note": "big"}))
     assert big.limit is None
+
+
+def test_a_huge_max_bytes_gives_no_limit_and_the_error_reads_back() -> None:
+    """``file_too_large`` with ``max_bytes`` 1 followed by 400 zeros used to give a
+    ``limit`` that ``from_json(to_json())`` refused: a number no float holds is no limit."""
+    huge = envelope("file_too_large", 413, detail={"max_bytes": 10**400})
+    err = from_envelope(413, HEADERS, huge)
+    assert err.code == "upstream.invalid_request"
+    assert err.limit is None
+    back = HarnessError.from_json(err.to_json())
+    assert (back.code, back.limit) == ("upstream.invalid_request", None)
+    infinite = from_envelope(
+        413, HEADERS, envelope("file_too_large", 413, detail={"max_bytes": 1e309})
+    )
+    assert infinite.limit is None

@@ -12,7 +12,7 @@ import sys
 import textwrap
 from typing import Any
 
-from normalize_errors._groups import MAX_GROUP_MEMBERS
+from normalize_errors._groups import MAX_WALK
 from normalize_errors._problem import MAX_TOTAL_CAUSES
 from tests.support import needs
 
@@ -60,9 +60,9 @@ if MODE == "group":
     seen = []
     real = _facade._normalize
 
-    def counting(exc, provider):
+    def counting(exc, provider, walk):
         seen.append(exc)
-        return real(exc, provider)
+        return real(exc, provider, walk)
 
     _facade._normalize = counting
     group = ExceptionGroup("many", [ConnectionError(f"member {i}") for i in range(100_000)])
@@ -72,7 +72,7 @@ if MODE == "group":
 if MODE == "shared-group":
     calls = []
     real = _facade._normalize
-    _facade._normalize = lambda exc, provider: calls.append(1) or real(exc, provider)
+    _facade._normalize = lambda exc, provider, walk: calls.append(1) or real(exc, provider, walk)
     group = ExceptionGroup("leaf", [TimeoutError("t")] * 17)
     for level in range(8):
         group = ExceptionGroup(f"level {level}", [group] * 17)
@@ -128,5 +128,5 @@ def test_normalize_of_a_huge_group_normalizes_only_what_is_kept() -> None:
 
 def test_normalize_of_nested_shared_groups_is_bounded_in_all() -> None:
     report = run("shared-group")
-    assert report["normalized"] <= 2 * MAX_GROUP_MEMBERS
+    assert report["normalized"] <= 2 * MAX_WALK
     assert report["code"] == "upstream.unavailable"
