@@ -405,3 +405,17 @@ def test_a_detail_that_only_looks_like_a_harness_object_is_read_as_uhp() -> None
     assert (err.code, err.upstream["provider"]) == (REQUEST_ROWS["session_busy"][1], "uhp")
     big = from_envelope(413, HEADERS, envelope("file_too_large", 413, detail={"note": "big"}))
     assert big.limit is None
+
+
+def test_a_received_status_outside_4xx_5xx_is_not_the_envelopes() -> None:
+    """Issue 22, finding 10: ``to_envelope`` chooses the status as ``to_http`` does."""
+    body = {
+        "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
+        "status": 200,
+        "code": "upstream.unavailable",
+    }
+    received = HarnessError.from_dict(body)
+    assert to_envelope(received)[0] == 503
+    assert to_envelope(received, public=True)[0] == 503
+    kept = HarnessError.from_dict({**body, "status": 529})
+    assert (to_envelope(kept)[0], to_envelope(kept, public=True)[0]) == (529, 503)
