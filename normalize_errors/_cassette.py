@@ -109,8 +109,6 @@ def _checked(data: Any, path: str | Path) -> dict[str, Any]:
     if metadata is not None and not isinstance(metadata, dict):
         raise CassetteError(path, f"metadata: expected a mapping, found {_kind(metadata)}")
     interactions = data.get("interactions")
-    if interactions is None:
-        return data
     if not isinstance(interactions, list):
         raise CassetteError(path, f"interactions: expected a list, found {_kind(interactions)}")
     for n, item in enumerate(interactions):

@@ -197,6 +197,10 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
             )
 
 
+_REQUEST_KEYS: Final = frozenset({"method", "uri", "body", "headers"})
+"""The members of a recorded request, as vcrpy reads them (``vcr.request.Request``)."""
+
+
 class _CheckedPersister:
     """A vcrpy persister that reads cassettes with ``read_cassette`` (vcrpy's own reads
     the file with no size cap and no refusal of YAML aliases) and never writes one."""
@@ -205,7 +209,13 @@ class _CheckedPersister:
     def load_cassette(cls, cassette_path: str | Path, serializer: Any) -> Any:
         from vcr.serialize import deserialize
 
-        return deserialize(read_cassette(cassette_path), _Given)
+        data = read_cassette(cassette_path)
+        for n, item in enumerate(data["interactions"]):
+            request = item.get("request")
+            if not isinstance(request, dict) or set(request) != _REQUEST_KEYS:
+                keys = ", ".join(sorted(_REQUEST_KEYS))
+                raise CassetteError(cassette_path, f"interactions[{n}].request: expected {keys}")
+        return deserialize(data, _Given)
 
     @staticmethod
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:

@@ -159,6 +159,7 @@ def test_a_file_just_under_the_cap_is_read(tmp_path: Path) -> None:
     [
         ("- just\n- a list\n", "expected a mapping, found a list"),
         ("version: 1\ninteractions: {a: 1}\n", "interactions: expected a list"),
+        ("version: 1\nmetadata: {provider: openai}\n", "interactions: expected a list"),
         ("interactions:\n- 5\n", "interactions[0]: expected a mapping"),
         ("interactions:\n- response: {status: {code: 99}}\n", "expected an HTTP status"),
         ("interactions:\n- response: {status: {code: '500'}}\n", "expected an HTTP status"),
@@ -182,6 +183,16 @@ def test_a_malformed_cassette_is_refused_with_what_was_wrong(
     assert words in str(caught.value)
     with pytest.raises(ValueError, match="cassette"):  # a ValueError, as before
         Faults().fail(path)
+
+
+def test_use_cassette_refuses_a_request_vcrpy_cannot_read(tmp_path: Path) -> None:
+    """vcrpy builds each request from exactly method, uri, body and headers: anything else is
+    refused with the file named, not left to fail inside vcrpy."""
+    path = write(tmp_path, cassette_text("''"))  # its request has no body or headers
+    refusal = "request: expected body, headers, method, uri"
+    with pytest.raises(CassetteError, match=refusal), use_cassette(path):
+        pass
+    assert Faults().fail(path).pending == 1  # what Faults reads is all there
 
 
 def test_text_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
