@@ -23,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
+from ._redact import redact
+
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "CassetteError", "read"]
 
 MAX_BYTES: Final = 8 * 1024 * 1024
@@ -91,7 +93,8 @@ def parse(text: str, path: str | Path = "<text>") -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise CassetteError(path, f"not valid YAML{at}: {problem}") from None
+        # PyYAML's words can quote the file (a tag, an alias name): redacted like any text
+        raise CassetteError(path, f"not valid YAML{at}: {redact(str(problem))[:200]}") from None
     if len(documents) != 1:
         raise CassetteError(path, f"expected one YAML document, found {len(documents)}")
     return _checked(documents[0], path)

@@ -334,3 +334,13 @@ def test_any_yamlish_file_gives_a_cassette_or_the_one_error(folder: Path, text: 
         assert 100 <= code <= 599
         body = response.get("body") or {}
         assert body.get("string") is None or isinstance(body["string"], (str, bytes))
+
+
+def test_a_refusal_never_repeats_a_credential_from_the_file(tmp_path: Path) -> None:
+    """PyYAML's message quotes the unknown tag; the refusal is redacted like any text."""
+    from tests.support import PLANTED_KEY
+
+    path = write(tmp_path, f"interactions: !{PLANTED_KEY} x\n")
+    with pytest.raises(CassetteError, match="not valid YAML") as caught:
+        read_cassette(path)
+    assert PLANTED_KEY not in str(caught.value)
