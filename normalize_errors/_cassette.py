@@ -9,11 +9,12 @@ as untrusted input. ``read`` refuses, with a ``CassetteError`` naming the file:
 * any YAML anchor or alias (``&a`` / ``*a``): a few hundred bytes of nested aliases expand
   to gigabytes once loaded; vcrpy never writes them;
 * collections nested deeper than ``MAX_DEPTH``;
-* a structure that is not a cassette: a mapping whose ``interactions`` is a list of
-  mappings, each with a ``response`` mapping whose ``status.code`` is an HTTP status,
-  whose ``headers`` map names to text (or lists of text), and whose ``body.string`` is text,
-  bytes or empty; a ``request``, when present, is a mapping with text ``method`` and
-  ``uri``; ``metadata``, when present, is a mapping.
+* a structure that is not a cassette: a mapping whose ``interactions`` (when present; a
+  reader that needs them refuses a file without) is a list of mappings, each with a
+  ``response`` mapping whose ``status.code`` is an HTTP status, whose ``headers`` map names
+  to text (or lists of text), and whose ``body.string`` is text, bytes or empty; a
+  ``request``, when present, is a mapping with text ``method`` and ``uri``; ``metadata``,
+  when present, is a mapping.
 
 Needs PyYAML; it is imported on the first read.
 """
@@ -112,6 +113,8 @@ def _checked(data: Any, path: str | Path) -> dict[str, Any]:
     if metadata is not None and not isinstance(metadata, dict):
         raise CassetteError(path, f"metadata: expected a mapping, found {_kind(metadata)}")
     interactions = data.get("interactions")
+    if interactions is None:  # other YAML (a config file in the folder): the caller decides
+        return data
     if not isinstance(interactions, list):
         raise CassetteError(path, f"interactions: expected a list, found {_kind(interactions)}")
     for n, item in enumerate(interactions):

@@ -210,6 +210,8 @@ class _CheckedPersister:
         from vcr.serialize import deserialize
 
         data = read_cassette(cassette_path)
+        if "interactions" not in data:
+            raise CassetteError(cassette_path, "no interactions to replay")
         for n, item in enumerate(data["interactions"]):
             request = item.get("request")
             if not isinstance(request, dict) or set(request) != _REQUEST_KEYS:

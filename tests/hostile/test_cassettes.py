@@ -159,7 +159,6 @@ def test_a_file_just_under_the_cap_is_read(tmp_path: Path) -> None:
     [
         ("- just\n- a list\n", "expected a mapping, found a list"),
         ("version: 1\ninteractions: {a: 1}\n", "interactions: expected a list"),
-        ("version: 1\nmetadata: {provider: openai}\n", "interactions: expected a list"),
         ("interactions:\n- 5\n", "interactions[0]: expected a mapping"),
         ("interactions:\n- response: {status: {code: 99}}\n", "expected an HTTP status"),
         ("interactions:\n- response: {status: {code: '500'}}\n", "expected an HTTP status"),
@@ -193,6 +192,10 @@ def test_use_cassette_refuses_a_request_vcrpy_cannot_read(tmp_path: Path) -> Non
     with pytest.raises(CassetteError, match=refusal), use_cassette(path):
         pass
     assert Faults().fail(path).pending == 1  # what Faults reads is all there
+    empty = write(tmp_path, "version: 1\nmetadata: {provider: openai}\n", "empty.yaml")
+    for call in (lambda: Faults().fail(empty), lambda: use_cassette(empty).__enter__()):
+        with pytest.raises(CassetteError, match="no interactions"):
+            call()
 
 
 def test_text_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
