@@ -144,7 +144,11 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     codes: dict[str, int] = {}
     absent: dict[str, int] = {}
     for path in paths:
-        scenario = load(path)
+        try:
+            scenario = load(path)
+        except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
+            out.write(f"normalize-errors replay: {exc}\n")
+            return 2
         missing = missing_sdk(scenario)
         if missing is not None:  # an SDK this install does not have: skip, naming it
             skipped += 1
@@ -226,6 +230,9 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
         rows = catalog(args.paths)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         out.write(f"cassettes needs PyYAML (pip install 'normalize-errors[testing]'): {exc}\n")
+        return 2
+    except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
+        out.write(f"normalize-errors cassettes: {exc}\n")
         return 2
     total = len(rows)
     if args.provider:

@@ -25,7 +25,7 @@ from ._pickling import _pickle_state, _restore
 from ._redact import redact, scrub
 from .exceptions import HarnessError
 
-__all__ = ["dropin_class", "make_dropin"]
+__all__ = ["copy_dropin", "dropin_class", "make_dropin"]
 
 _CACHE: Final[dict[tuple[type[HarnessError], type[BaseException]], type[HarnessError]]] = {}
 _LOCK: Final = threading.Lock()
@@ -84,6 +84,15 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     err.args = tuple(redact(a) if isinstance(a, str) else a for a in args)
     err.__cause__ = exc
     return err
+
+
+def copy_dropin(err: HarnessError) -> HarnessError:
+    """A copy of the drop-in ``err`` around a copy of its plain error (``err.problem``):
+    setting a harness member on the copy leaves ``err`` and its plain error as they were."""
+    new = HarnessError._clone(err)  # the class's own: `err._clone` is the plain error's
+    new.__dict__[_PROBLEM] = _problem(err)._clone()
+    new.__cause__ = err.__cause__
+    return new
 
 
 # -- the class body of a drop-in -------------------------------------------------------------

@@ -24,16 +24,21 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import _facade
+from ._cassette import MAX_BYTES, CassetteError
+from ._cassette import read as read_cassette
 from .exceptions import HarnessError
 from .providers import _calls
 
 __all__ = [
+    "MAX_BYTES",
+    "CassetteError",
     "Outcome",
     "Scenario",
     "cassette_paths",
     "catalog",
     "find",
     "load",
+    "read_cassette",
     "run",
     "shipped",
     "use_cassette",
@@ -95,13 +100,15 @@ def catalog(paths: Sequence[str | Path] = ()) -> list[dict[str, Any]]:
     ``find`` accept), ``provider``, ``scenario``, ``call``, ``stream``, ``status`` (of the
     first response), ``code`` (the harness code it should give, if its metadata says),
     ``summary``, ``source`` (the public page the response comes from) and ``path``.
-    """
-    import yaml
+    A file without scenario metadata is left out.
 
+    Raises:
+        CassetteError: a file is not a cassette that can be read (see ``read_cassette``).
+    """
     rows = []
     for path in cassette_paths(paths):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        meta = data.get("metadata") if isinstance(data, dict) else None
+        data = read_cassette(path)
+        meta = data.get("metadata")
         if not isinstance(meta, dict) or "provider" not in meta:
             continue
         interactions = data.get("interactions") or []
@@ -153,18 +160,17 @@ def load(path: str | Path) -> Scenario:
     """Read a cassette's metadata.
 
     Raises:
-        ValueError: the file is not a cassette with scenario metadata.
+        CassetteError: (a ``ValueError``) the file is not a cassette with scenario metadata,
+            or is refused by ``read_cassette`` (too large, YAML aliases, malformed).
     """
-    import yaml
-
     path = Path(path)
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
-        raise ValueError(f"{path}: not a normalize-errors cassette (no metadata)")
-    metadata = data["metadata"]
+    data = read_cassette(path)
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        raise CassetteError(path, "not a normalize-errors cassette (no metadata)")
     for key in ("provider", "call"):
         if key not in metadata:
-            raise ValueError(f"{path}: metadata has no {key!r}")
+            raise CassetteError(path, f"metadata has no {key!r}")
     return Scenario(path, metadata, len(data.get("interactions") or ()))
 
 
@@ -173,17 +179,57 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
     """Replay ``path`` around the block; nothing reaches the network.
 
     Requests are matched on method, scheme, host, port, path and query. Unless
-    ``allow_unplayed``, leaving an interaction unplayed fails the block.
+    ``allow_unplayed``, leaving an interaction unplayed fails the block. vcrpy is handed
+    the cassette as ``read_cassette`` read and checked it, never the file itself.
+
+    Raises:
+        CassetteError: the file is refused by ``read_cassette``.
     """
     import vcr
 
     recorder = vcr.VCR(record_mode="none", match_on=MATCH_ON, decode_compressed_response=False)
+    recorder.register_persister(_CheckedPersister)
     with recorder.use_cassette(str(path)) as cassette:
         yield cassette
         if not allow_unplayed and not cassette.all_played:
             raise AssertionError(
                 f"{path}: {len(cassette.data) - cassette.play_count} interaction(s) unplayed"
             )
+
+
+_REQUEST_KEYS: Final = frozenset({"method", "uri", "body", "headers"})
+"""The members of a recorded request, as vcrpy reads them (``vcr.request.Request``)."""
+
+
+class _CheckedPersister:
+    """A vcrpy persister that reads cassettes with ``read_cassette`` (vcrpy's own reads
+    the file with no size cap and no refusal of YAML aliases) and never writes one."""
+
+    @classmethod
+    def load_cassette(cls, cassette_path: str | Path, serializer: Any) -> Any:
+        from vcr.serialize import deserialize
+
+        data = read_cassette(cassette_path)
+        if "interactions" not in data:
+            raise CassetteError(cassette_path, "no interactions to replay")
+        for n, item in enumerate(data["interactions"]):
+            request = item.get("request")
+            if not isinstance(request, dict) or set(request) != _REQUEST_KEYS:
+                keys = ", ".join(sorted(_REQUEST_KEYS))
+                raise CassetteError(cassette_path, f"interactions[{n}].request: expected {keys}")
+        return deserialize(data, _Given)
+
+    @staticmethod
+    def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        raise RuntimeError(f"{cassette_path}: replay never writes a cassette")
+
+
+class _Given:
+    """A vcrpy serializer whose "text" is the cassette already read and checked."""
+
+    @staticmethod
+    def deserialize(data: Any) -> Any:
+        return data
 
 
 def missing_sdk(scenario: Scenario) -> str | None:

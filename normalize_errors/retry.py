@@ -47,6 +47,7 @@ from typing import Any, Final, TypeVar
 import tenacity
 from tenacity import RetryCallState
 
+from ._dropin import copy_dropin
 from ._facade import normalize
 from .exceptions import HarnessError, class_for_code
 
@@ -138,8 +139,10 @@ def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
     """The error raised when ``errors`` (one per attempt, oldest first) used up the bound.
 
     Every failure an output error: ``output.retries_exhausted`` with them all in ``causes``,
-    most recent first. Otherwise a copy of the last error with ``attempts`` and
-    ``max_attempts`` set and the earlier errors after its own ``causes``.
+    most recent first. Otherwise a copy of the last error (of a drop-in, a drop-in) with
+    ``attempts`` and ``max_attempts`` set and the earlier errors after its own ``causes``:
+    the caller's error objects are never changed, even when the call raised the same object
+    on every attempt (a ``Mock(side_effect=err)``, a circuit breaker's stored error).
     """
     last = errors[-1]
     earlier = list(reversed(errors[:-1]))
@@ -151,18 +154,26 @@ def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
             max_attempts=max_attempts,
             causes=[last, *earlier],
         )
-    elif last.problem is not last:  # a drop-in from wrap(): raised itself, so that
-        last.attempts = len(errors)  # `except openai.InternalServerError` still catches it
-        last.max_attempts = max_attempts
-        last.causes = [*last.causes, *earlier]
-        return last
+    elif last.problem is not last:  # a drop-in from wrap(): a copy of the drop-in, so that
+        top = copy_dropin(last)  # `except openai.InternalServerError` still catches it
+        top.attempts = len(errors)
+        top.max_attempts = max_attempts
+        top.causes = _others(top, [*last.causes, *earlier])
+        top.__cause__ = last.__cause__
+        return top
     else:
         top = last._clone()
         top.attempts = len(errors)
         top.max_attempts = max_attempts
-        top.causes = [*last.causes, *earlier]
+        top.causes = _others(top, [*last.causes, *earlier])
     top.__cause__ = last.__cause__ if last.__cause__ is not None else last
     return top
+
+
+def _others(top: HarnessError, causes: list[HarnessError]) -> list[HarnessError]:
+    """``causes`` without ``top`` itself (nor its harness view), which would make the error
+    its own cause and ``to_dict`` recurse without end."""
+    return [cause for cause in causes if cause is not top and cause.problem is not top.problem]
 
 
 def _typed(exc: BaseException) -> HarnessError:

@@ -380,3 +380,64 @@ def test_repair_of_tool_failures_ends_in_retries_exhausted_too() -> None:
     assert "get_weather" in seen[1]
     assert (err.attempts, err.max_attempts) == (2, 2)
     assert err.causes[0].code == "tool.execution_failed"
+
+
+def a_drop_in() -> HarnessError:
+    """A drop-in error as wrap(client) raises it (openai.InternalServerError too)."""
+    client, _ = openai_client(("openai", "server_error_500"))
+    wrapped = wrap(client)
+    err = raised(lambda: wrapped.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES))
+    assert isinstance(err, HarnessError)
+    assert is_instance(err, openai.InternalServerError)
+    return err
+
+
+@pytest.mark.parametrize("kind", ["plain", "drop-in"])
+def test_the_same_error_raised_on_every_attempt_is_not_its_own_cause(kind: str) -> None:
+    """Issue 22, finding 12: a Mock(side_effect=err) (or a circuit breaker re-raising its
+    stored error) raises one object each attempt. The final error renders (no
+    RecursionError), lists the attempts, and the caller's object is left as it was."""
+    from unittest.mock import Mock
+
+    from normalize_errors.bindings.http import to_http
+
+    err = UpstreamUnavailableError("Service unavailable.") if kind == "plain" else a_drop_in()
+    before = err.to_dict()
+    call = Mock(side_effect=err)
+    top = raised(lambda: retrying(attempts=3, sleep=lambda seconds: None)(call))
+    assert call.call_count == 3
+    assert isinstance(top, HarnessError)
+    assert top is not err
+    if kind == "drop-in":  # still caught by the vendor's class
+        assert is_instance(top, openai.InternalServerError)
+    rendered = top.to_dict()
+    assert top.to_json()
+    status, _, body = to_http(top)
+    assert status == 503
+    assert body
+    assert (rendered["attempts"], rendered["max_attempts"]) == (3, 3)
+    assert len(rendered["causes"]) == 2  # the two earlier attempts
+    assert all(cause["code"] == "upstream.unavailable" for cause in rendered["causes"])
+    assert err.to_dict() == before  # the caller's object is not changed
+    assert err.attempts == before.get("attempts")
+    assert err.causes == []
+    valid(top.problem)
+
+
+def test_async_retrying_the_same_drop_in_each_attempt() -> None:
+    """The async path of finding 12: the same drop-in each attempt renders and is unchanged."""
+    err = a_drop_in()
+    before = err.to_dict()
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    async def call() -> Any:
+        raise err
+
+    top = raised(lambda: asyncio.run(async_retrying(attempts=2, sleep=sleep)(call)))
+    assert isinstance(top, HarnessError)
+    assert top is not err
+    assert top.to_dict()["attempts"] == 2
+    assert len(top.to_dict()["causes"]) == 1
+    assert err.to_dict() == before

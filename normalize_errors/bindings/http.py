@@ -1,7 +1,8 @@
 """The HTTP binding (draft section 6.1): ``application/problem+json`` with ``Retry-After``.
 
 ``to_http(err)`` renders an error as ``(status, headers, body)``: the status the draft
-recommends for the code (or the error's own ``status``), the problem media type, and a
+recommends for the code (or the error's own ``status``, only a 4xx or 5xx, and in public
+mode only of an error the harness built itself: ``response_status``), the problem media type, and a
 ``Retry-After`` header in whole seconds, rounded up from ``retry_after`` so that a client
 obeying the header never retries early. The body carries the same ``status`` member.
 
@@ -24,7 +25,14 @@ from .._registry import TYPE_URIS, code_info
 from .._wire import lower_headers, parse_body, retry_after
 from ..exceptions import HarnessError, ProblemFormatError
 
-__all__ = ["PROBLEM_JSON", "PUBLIC_MEMBERS", "public_problem", "read_problem", "to_http"]
+__all__ = [
+    "PROBLEM_JSON",
+    "PUBLIC_MEMBERS",
+    "public_problem",
+    "read_problem",
+    "response_status",
+    "to_http",
+]
 
 PROBLEM_JSON: Final = "application/problem+json"
 
@@ -79,13 +87,18 @@ def to_http(
 ) -> tuple[int, dict[str, str], bytes]:
     """``(status, headers, body)`` of an HTTP response carrying ``err``.
 
-    The status is ``status`` if given, else the error's own ``status`` member, else the
-    draft's recommendation for its code (``err.http_status``). With ``public=True`` the
-    body is ``public_problem(err)``: no ``detail``, ``model_feedback``, ``upstream`` or
-    unknown members. A drop-in is rendered from its harness view (``err.problem``).
+    The status is chosen by ``response_status``: ``status`` if given, else the error's own
+    ``status`` member when it is a 4xx or 5xx (and, with ``public=True``, only when the
+    error was not received from another party), else the draft's recommendation for its
+    code (``err.http_status``). With ``public=True`` the body is ``public_problem(err)``:
+    no ``detail``, ``model_feedback``, ``upstream`` or unknown members. A drop-in is
+    rendered from its harness view (``err.problem``).
+
+    Raises:
+        ValueError: ``status`` is given and is not a 4xx or 5xx status.
     """
     err = err.problem
-    code = status or err.status or err.http_status
+    code = response_status(err, status=status, public=public)
     problem = public_problem(err) if public else err.to_dict()
     problem["status"] = code
     headers = {"content-type": PROBLEM_JSON}
@@ -93,6 +106,34 @@ def to_http(
         headers["retry-after"] = str(math.ceil(err.retry_after))
     body = json.dumps(problem, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return code, headers, body
+
+
+def response_status(err: HarnessError, *, status: int | None = None, public: bool = False) -> int:
+    """The HTTP status of a response carrying ``err``: always a 4xx or 5xx.
+
+    ``status`` when given. Else the error's own ``status`` member, but only when it is 4xx or
+    5xx, and never in public mode for an error received from another party (``untrusted``:
+    read by ``from_dict``, ``from_json``, ``read_problem``, ``from_response``): a remote
+    object saying ``"status": 200`` (or 204, 304) must not make the harness answer its own
+    client 200 OK, nor a 204 or 304 with a body. Else the draft's status for the code
+    (``err.http_status``, section 6.1).
+
+    Raises:
+        ValueError: ``status`` is given and is not a 4xx or 5xx status.
+    """
+    if status is not None:
+        if not _error_status(status):
+            raise ValueError(f"an error response needs a 4xx or 5xx status, not {status!r}")
+        return status
+    err = err.problem
+    own = err.status
+    if own is not None and _error_status(own) and not (public and err.untrusted):
+        return own
+    return err.http_status
+
+
+def _error_status(status: Any) -> bool:
+    return isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599
 
 
 def is_problem(obj: Any) -> bool:

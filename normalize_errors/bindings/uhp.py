@@ -35,7 +35,7 @@ from .._registry import TYPE_URIS, code_info, status_code
 from .._values import finite
 from .._wire import lower_headers, parse_body, retry_after, short
 from ..exceptions import HarnessError, ProblemFormatError, class_for_code
-from .http import public_problem
+from .http import public_problem, response_status
 
 __all__ = [
     "CODES",
@@ -172,8 +172,9 @@ def to_envelope(
 ) -> tuple[int, dict[str, str], bytes]:
     """``(status, headers, body)`` of a UHP error response carrying ``err``.
 
-    The status is chosen as ``to_http`` chooses it (``status``, else the error's ``status``
-    member, else the draft's section 6.1); ``type`` follows from the status class;
+    The status is chosen as ``to_http`` chooses it (``response_status``: ``status``, else
+    the error's own 4xx or 5xx ``status``, never a received error's in public mode, else
+    the draft's section 6.1); ``type`` follows from the status class;
     ``code`` is the UHP code of the harness code (see the README's table; ``harness_error``
     where UHP has no word); ``message`` is the registry's title of the code (never text
     from the error, so it is safe to show a user);
@@ -183,7 +184,7 @@ def to_envelope(
     set.
     """
     err = err.problem
-    code = status or err.status or err.http_status
+    code = response_status(err, status=status, public=public)
     location = err.location or {}
     problem = public_problem(err) if public else err.to_dict()
     problem["status"] = code

@@ -120,16 +120,21 @@ class Reply:
 
         ``source`` is a shipped cassette's name (``"anthropic/overloaded_529"``) or the path
         of a vcrpy cassette (``.yaml``), such as one ``normalize-errors record`` wrote.
-        """
-        import yaml
 
+        Raises:
+            CassetteError: (a ``ValueError``) the file is refused: larger than the cap
+                (``normalize_errors.replay.MAX_BYTES``), YAML anchors or aliases, a body that
+                is not text, or no interactions; the message names the file.
+        """
+        from .._cassette import CassetteError
+        from .._cassette import read as read_cassette
         from ..replay import find
 
         path = find(source)
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        interactions = data.get("interactions") if isinstance(data, dict) else None
+        data = read_cassette(path)
+        interactions = data.get("interactions")
         if not interactions:
-            raise ValueError(f"{path}: no interactions to serve")
+            raise CassetteError(path, "no interactions to serve")
         meta = data.get("metadata") or {}
         label = (
             f"{meta['provider']}/{meta.get('name', path.stem)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from typing import Any
 
 import pytest
 from starlette.applications import Starlette
@@ -141,3 +142,122 @@ def test_public_mode_writes_the_registrys_title() -> None:
     )
     assert public_problem(received)["title"] == "Tool Execution Failed"
     assert received.to_dict()["title"] == "Failed at /srv/tools/run.py"
+
+
+# -- a received status never decides ours (issue 22, finding 10) ------------------------------
+
+REMOTE_CODE = "upstream.unavailable"
+
+
+def remote_problem(status: int) -> bytes:
+    """A harness error object another service sent, whose ``status`` member says ``status``."""
+    return json.dumps(
+        {
+            "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
+            "title": "Upstream Unavailable",
+            "status": status,
+            "code": REMOTE_CODE,
+        }
+    ).encode()
+
+
+def upstream_client(status: int, body: bytes) -> object:
+    """An HTTP client whose every request gets ``status`` and ``body`` (problem+json)."""
+    from normalize_errors.providers._calls import http_library
+
+    http = http_library("openai")
+
+    def answer(request: object) -> object:
+        return http.Response(
+            status, headers={"content-type": "application/problem+json"}, content=body
+        )
+
+    return http.Client(transport=http.MockTransport(answer))
+
+
+def app_calling_upstream(
+    status: int, body: bytes, *, raise_for_status: bool, **options: bool
+) -> TestClient:
+    """A Starlette app whose route calls another service and raises what it answered: the
+    error read by ``from_response``, or (``raise_for_status``) the client's own exception,
+    which ``catch_all`` normalizes."""
+    from normalize_errors import from_response
+
+    client: Any = upstream_client(status, body)
+
+    async def route(request: object) -> None:
+        answer = client.get("https://agents.example/run")
+        if raise_for_status:
+            answer.raise_for_status()
+        raise from_response(answer.status_code, answer.headers, answer.content)
+
+    app = Starlette(routes=[Route("/", route)])
+    binding.install(app, **options)
+    return TestClient(app, raise_server_exceptions=False)
+
+
+@pytest.mark.parametrize("claimed", [200, 204, 101, 304, 299, 418, 529])
+@pytest.mark.parametrize("raise_for_status", [False, True])
+def test_a_received_status_does_not_decide_the_public_answer(
+    claimed: int, raise_for_status: bool
+) -> None:
+    """A remote problem+json saying ``"status": 200`` (or 204, 304...), re-raised through
+    ``install(app, catch_all=True)``, gets the registry's status for its code: never 200 OK
+    nor a 204/304 with a body, and in public mode not even a received 4xx/5xx."""
+    from normalize_errors import CODES
+
+    wanted = CODES[REMOTE_CODE].http_status
+    client = app_calling_upstream(
+        503, remote_problem(claimed), raise_for_status=raise_for_status, catch_all=True
+    )
+    response = client.get("/")
+    assert response.status_code == wanted
+    assert 400 <= response.status_code <= 599
+    obj = response.json()
+    assert obj["code"] == REMOTE_CODE
+    assert obj["status"] == wanted
+
+
+@pytest.mark.parametrize("claimed", [200, 204, 304])
+def test_a_trusted_answer_never_uses_a_status_outside_4xx_5xx(claimed: int) -> None:
+    """``install(app)`` (trusted clients): a received 2xx/3xx status is not used either."""
+    client = app_calling_upstream(503, remote_problem(claimed), raise_for_status=False)
+    response = client.get("/")
+    assert response.status_code == 503
+    assert response.json()["status"] == 503
+
+
+def test_a_trusted_answer_keeps_a_received_error_status() -> None:
+    """Outside public mode a received 4xx/5xx is the other party's own account: kept."""
+    client = app_calling_upstream(503, remote_problem(529), raise_for_status=False)
+    assert client.get("/").status_code == 529
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_an_error_the_harness_built_keeps_its_error_status(public: bool) -> None:
+    """A harness-built error with a 4xx/5xx ``status`` keeps it, in public mode too; one with
+    a status outside 400-599 gets the registry's."""
+    built = class_for_code(REMOTE_CODE)("Upstream is down.", status=507)
+    assert app_raising(built, catch_all=True, public=public).get("/").status_code == 507
+    odd = class_for_code(REMOTE_CODE)("Upstream is down.", status=200)
+    response = app_raising(odd, catch_all=True, public=public).get("/")
+    assert response.status_code == 503
+    assert response.json()["status"] == 503
+
+
+@pytest.mark.parametrize("status", [200, 204, 304, 399, 600, 0])
+def test_to_http_refuses_an_explicit_status_outside_4xx_5xx(status: int) -> None:
+    err = class_for_code(REMOTE_CODE)()
+    with pytest.raises(ValueError, match="4xx or 5xx"):
+        to_http(err, status=status)
+    assert to_http(err, status=599)[0] == 599
+
+
+def test_a_received_objects_status_through_to_http_directly() -> None:
+    """The rule in ``to_http`` itself: ``from_json`` marks the object untrusted."""
+    received = HarnessError.from_json(remote_problem(200))
+    assert received.untrusted
+    assert to_http(received)[0] == 503
+    assert to_http(received, public=True)[0] == 503
+    kept = HarnessError.from_json(remote_problem(529))
+    assert (to_http(kept)[0], to_http(kept, public=True)[0]) == (529, 503)

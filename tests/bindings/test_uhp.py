@@ -420,3 +420,17 @@ def test_a_huge_max_bytes_gives_no_limit_and_the_error_reads_back() -> None:
         413, HEADERS, envelope("file_too_large", 413, detail={"max_bytes": 1e309})
     )
     assert infinite.limit is None
+
+
+def test_a_received_status_outside_4xx_5xx_is_not_the_envelopes() -> None:
+    """Issue 22, finding 10: ``to_envelope`` chooses the status as ``to_http`` does."""
+    body = {
+        "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
+        "status": 200,
+        "code": "upstream.unavailable",
+    }
+    received = HarnessError.from_dict(body)
+    assert to_envelope(received)[0] == 503
+    assert to_envelope(received, public=True)[0] == 503
+    kept = HarnessError.from_dict({**body, "status": 529})
+    assert (to_envelope(kept)[0], to_envelope(kept, public=True)[0]) == (529, 503)
