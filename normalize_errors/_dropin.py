@@ -2,8 +2,9 @@
 
 ``dropin_class(UpstreamRateLimitedError, openai.RateLimitError)`` makes (once while it
 lives, then the same class again) a class whose instances satisfy both
-``except UpstreamRateLimitedError`` and ``except openai.RateLimitError``. Its name and module are the harness class's, so
-tracebacks read ``normalize_errors.exceptions.UpstreamRateLimitedError``.
+``except UpstreamRateLimitedError`` and ``except openai.RateLimitError``. Its name and
+module are the harness class's, so tracebacks read
+``normalize_errors.exceptions.UpstreamRateLimitedError``.
 
 A drop-in is invisible to vendor code. Its instance holds two things: the vendor
 exception's attributes, exactly as the vendor set them, and the plain harness error
@@ -82,9 +83,7 @@ def _made(
     return harness_cls if ref is None else ref()
 
 
-def _make(
-    harness_cls: type[HarnessError], vendor_cls: type[BaseException]
-) -> type[HarnessError]:
+def _make(harness_cls: type[HarnessError], vendor_cls: type[BaseException]) -> type[HarnessError]:
     namespace = _namespace(harness_cls, vendor_cls)
     try:
         cls: type[HarnessError] = type(harness_cls.__name__, (harness_cls, vendor_cls), namespace)

@@ -23,6 +23,8 @@ the library's own readers are registered lazily, by module name, so
 
 from __future__ import annotations
 
+import weakref
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -76,10 +78,17 @@ read whatever the response looks like when it is named."""
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
 _RULES: dict[str, tuple[Rule, ...]] = {}
-_BY_CLASS: dict[type, ExceptionReader | None] = {}
-ROUTES: dict[type, Callable[[BaseException], HarnessError | None] | None] = {}
+_BY_CLASS: weakref.WeakKeyDictionary[type, ExceptionReader | None] = weakref.WeakKeyDictionary()
+"""``exception_reader``'s answer per exception class; emptied with every (un)registration."""
+ROUTES: weakref.WeakKeyDictionary[type, Callable[[BaseException], HarnessError | None] | None] = (
+    weakref.WeakKeyDictionary()
+)
 """``_facade``'s answer per exception class: the adapter that reads it when no reader is
-registered for it and it is no group, else ``None``; emptied with every (un)registration."""
+registered for it and it is no group, else ``None``; emptied with every (un)registration.
+
+Both hold their classes weakly (a class made at run time, as botocore makes them for every
+session, is collected as if it had never been read), and their values are readers and
+adapter functions, which hold no exception class."""
 
 
 def register_reader(module: str, reader: ExceptionReader) -> None:

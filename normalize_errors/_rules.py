@@ -381,9 +381,6 @@ def rule(
 
 
 Entry = tuple[str, "tuple[str, bool] | None"]
-_ENTRIES: dict[tuple[type, str | tuple[str, ...]], Entry | None] = {}
-"""``class_entry``'s answers (``None`` too: a class no entry names)."""
-_UNSEEN: Final[Entry] = ("", None)
 
 
 def class_entry(
@@ -395,26 +392,22 @@ def class_entry(
 
     ``roots`` is one package name or several (``"openai"``, ``"google.genai"``): a class
     counts when its module is one of them or inside one. Returns ``(class name, fixed (code,
-    retryable) or None)``; decided once per type. An SDK's subclasses (anthropic's ~130
-    error-code classes, a user's own subclass) resolve to the nearest class the table names.
+    retryable) or None)``. An SDK's subclasses (anthropic's ~130 error-code classes, a
+    user's own subclass) resolve to the nearest class the table names. Nothing is kept per
+    class (that would keep every class made at run time alive): the walk costs one dictionary
+    lookup per class of the MRO, and reads a module only for a name the table has.
     """
-    cls = type(exc)
-    key = (cls, roots)
-    known = _ENTRIES.get(key, _UNSEEN)
-    if known is not _UNSEEN:
-        return known
     under = (roots,) if isinstance(roots, str) else roots
-    found: Entry | None = None
-    for klass in cls.__mro__:
+    for klass in type(exc).__mro__:
+        name = klass.__name__
+        if name not in classes:
+            continue
         module = getattr(klass, "__module__", None)
-        in_root = isinstance(module, str) and any(
+        if isinstance(module, str) and any(
             module == root or module.startswith(root + ".") for root in under
-        )
-        if in_root and klass.__name__ in classes:
-            found = klass.__name__, classes[klass.__name__]
-            break
-    _ENTRIES[key] = found
-    return found
+        ):
+            return name, classes[name]
+    return None
 
 
 def attempts_of(exc: BaseException) -> int | None:

@@ -34,9 +34,9 @@ botocore_exceptions = pytest.importorskip("botocore.exceptions")
 Stubber = pytest.importorskip("botocore.stub").Stubber
 
 if sys.version_info >= (3, 11):
-    Group = ExceptionGroup
-else:  # pragma: no cover
-    from exceptiongroup import ExceptionGroup as Group
+    from builtins import ExceptionGroup
+else:  # pragma: no cover - the backport
+    from exceptiongroup import ExceptionGroup
 
 CLASSES = 2000
 KEY = "sk-proj-Q1w2E3r4T5y6U7i8O9p0AaSsDdFfGgHhJjKkLlZzXxCcVvBbNnMm_-q1W2e3R4"  # made up
@@ -47,7 +47,11 @@ def _response(status: int, url: str, body: dict[str, Any]) -> httpx.Response:
 
 
 def _openai(cls: type) -> BaseException:
-    body = {"message": "Rate limit reached for gpt-4o", "type": "tokens", "code": "rate_limit_exceeded"}
+    body = {
+        "message": "Rate limit reached for gpt-4o",
+        "type": "tokens",
+        "code": "rate_limit_exceeded",
+    }
     url = "https://api.openai.com/v1/chat/completions"
     return cls("Rate limit reached", response=_response(429, url, {"error": body}), body=body)  # type: ignore[no-any-return]
 
@@ -84,7 +88,7 @@ BASES: list[tuple[type, str, Callable[[type], BaseException]]] = [
     (botocore_exceptions.ClientError, "botocore.errorfactory", _botocore),  # as botocore does
     (Exception, "openai", _plain),  # a bare class under an SDK's root
     (Exception, "mycorp.gateway", _plain),  # nobody's: read through the built-in path
-    (Group, "mycorp.group", lambda c: c("grouped", [TimeoutError("slow")])),
+    (ExceptionGroup, "mycorp.group", lambda c: c("grouped", [TimeoutError("slow")])),
 ]
 
 
@@ -114,20 +118,17 @@ def _through_the_library(count: int) -> list[weakref.ref[type]]:
         assert err.__cause__ is not None
         err.to_dict()  # the members read on first use (upstream, detail, ...)
         str(err)
-        try:
+        with pytest.raises(HarnessError) as decorated:
             call(make(cls))
-        except HarnessError as raised:
+        with pytest.raises(HarnessError) as managed, normalized():
+            raise make(cls)
+        for raised in (decorated.value, managed.value):
+            str(raised)
+            raised.to_dict()
             if raised is not raised.problem:  # a drop-in (an exception group gives none)
                 assert is_instance(raised, cls)
                 refs.append(weakref.ref(type(raised)))
-            str(raised)
-            raised.to_dict()
-        try:
-            with normalized():
-                raise make(cls)
-        except HarnessError as raised:
-            if raised is not raised.problem:
-                refs.append(weakref.ref(type(raised)))
+        del decorated, managed, raised
     return refs
 
 
@@ -162,19 +163,18 @@ def _boto3_per_request(requests: int) -> list[weakref.ref[type]]:
         refs.append(weakref.ref(type(client.exceptions)))
         with Stubber(client) as stub:
             stub.add_client_error("converse", "ThrottlingException", "Too many requests", 429)
-            try:
+            with pytest.raises(throttled) as caught:  # the vendor's except clause
                 wrapped.converse(modelId="anthropic.claude-3-5-sonnet", messages=messages)
-            except throttled as raised:  # the vendor's except clause catches the drop-in
-                assert isinstance(raised, HarnessError)
-                assert raised.problem.code == "upstream.rate_limited"
-                refs.append(weakref.ref(type(raised)))
+        assert isinstance(caught.value, HarnessError)
+        assert caught.value.problem.code == "upstream.rate_limited"
+        refs.append(weakref.ref(type(caught.value)))
         with Stubber(client) as stub:
             stub.add_client_error("converse", "ValidationException", "Bad input", 400)
-            try:
+            with pytest.raises(HarnessError) as caught:
                 normalized(client.converse)(modelId="m", messages=messages)
-            except HarnessError as raised:
-                assert is_instance(raised, client.exceptions.ValidationException)
-                refs.append(weakref.ref(type(raised)))
+        assert is_instance(caught.value, client.exceptions.ValidationException)
+        refs.append(weakref.ref(type(caught.value)))
+        del caught
     return refs
 
 
@@ -237,13 +237,13 @@ class Disguised(str):
     def __len__(self) -> int:
         return 1
 
-    def lower(self) -> str:  # type: ignore[override]
+    def lower(self) -> str:
         return ""
 
     def __contains__(self, other: object) -> bool:
         return False
 
-    def __getitem__(self, item: Any) -> str:  # type: ignore[override]
+    def __getitem__(self, item: Any) -> str:
         return ""
 
     def translate(self, table: Any) -> str:
@@ -263,7 +263,7 @@ def test_a_str_subclass_is_redacted_as_its_text_is(cls: type[str]) -> None:
     out = redact(text)
     assert KEY not in str.__str__(out)
     assert type(out) is str
-    assert out == f"Incorrect API key provided: [REDACTED]. You can find your API key at ..."
+    assert out == "Incorrect API key provided: [REDACTED]. You can find your API key at ..."
     err = HarnessError.from_code("upstream.authentication_failed", text)
     assert KEY not in str.__str__(err.detail or "")
     assert KEY not in err.to_json()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import pickle
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -488,14 +489,12 @@ def test_the_harness_class_behind_a_drop_in_class() -> None:
 def test_an_exception_group_raised_through_normalized_gives_a_typed_error() -> None:
     """An exception group cannot be a drop-in (its ``__new__`` needs its members): the
     plain harness error of its member is raised from the group, never a ``TypeError``."""
-    import sys
-
     if sys.version_info >= (3, 11):
-        group_cls: Any = ExceptionGroup
-    else:  # pragma: no cover
-        from exceptiongroup import ExceptionGroup as group_cls
+        from builtins import ExceptionGroup
+    else:  # pragma: no cover - the backport
+        from exceptiongroup import ExceptionGroup
 
-    group = group_cls("grouped", [TimeoutError("slow")])
+    group = ExceptionGroup("grouped", [TimeoutError("slow")])
     err = typed_error(group)
     assert type(err) is type(err.problem)
     assert err.code == "upstream.unavailable"

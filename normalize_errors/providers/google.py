@@ -584,7 +584,6 @@ _INTERACTION_CLASSES: Final = {
     for key, entry in CLASSES.items()
     if key.startswith("interactions.")
 }
-_INTERACTIONS: dict[type, bool] = {}
 
 
 def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
@@ -593,11 +592,7 @@ def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
     A class of the Interactions hierarchy (under ``GeminiNextGenAPIClientError``) is looked
     up among the ``interactions.*`` keys, any other among the rest.
     """
-    cls = type(exc)
-    inside = _INTERACTIONS.get(cls)
-    if inside is None:
-        inside = _INTERACTIONS[cls] = any(k.__name__ == _INTERACTIONS_ROOT for k in cls.__mro__)
-    if not inside:
+    if not any(k.__name__ == _INTERACTIONS_ROOT for k in type(exc).__mro__):
         return class_entry(exc, CLASSES, "google.genai")
     found = class_entry(exc, _INTERACTION_CLASSES, "google.genai")
     return None if found is None else (f"interactions.{found[0]}", found[1])
