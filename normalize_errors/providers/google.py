@@ -65,6 +65,7 @@ which have cassettes.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Final
@@ -584,6 +585,9 @@ _INTERACTION_CLASSES: Final = {
     for key, entry in CLASSES.items()
     if key.startswith("interactions.")
 }
+_INTERACTIONS: Final[weakref.WeakKeyDictionary[type, bool]] = weakref.WeakKeyDictionary()
+"""Whether an exception class is of the Interactions hierarchy, per class while it lives (held
+weakly: a class made at run time is collected as if it had never been read)."""
 
 
 def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
@@ -592,7 +596,11 @@ def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
     A class of the Interactions hierarchy (under ``GeminiNextGenAPIClientError``) is looked
     up among the ``interactions.*`` keys, any other among the rest.
     """
-    if not any(k.__name__ == _INTERACTIONS_ROOT for k in type(exc).__mro__):
+    cls = type(exc)
+    inside = _INTERACTIONS.get(cls)
+    if inside is None:
+        inside = _INTERACTIONS[cls] = any(k.__name__ == _INTERACTIONS_ROOT for k in cls.__mro__)
+    if not inside:
         return class_entry(exc, CLASSES, "google.genai")
     found = class_entry(exc, _INTERACTION_CLASSES, "google.genai")
     return None if found is None else (f"interactions.{found[0]}", found[1])
