@@ -1,9 +1,10 @@
 """Drop-in classes: a harness error class that also inherits the vendor class it replaces.
 
-``dropin_class(UpstreamRateLimitedError, openai.RateLimitError)`` makes (once, then from a
-cache) a class whose instances satisfy both ``except UpstreamRateLimitedError`` and
-``except openai.RateLimitError``. Its name and module are the harness class's, so
-tracebacks read ``normalize_errors.exceptions.UpstreamRateLimitedError``.
+``dropin_class(UpstreamRateLimitedError, openai.RateLimitError)`` makes (once while it
+lives, then the same class again) a class whose instances satisfy both
+``except UpstreamRateLimitedError`` and ``except openai.RateLimitError``. Its name and
+module are the harness class's, so tracebacks read
+``normalize_errors.exceptions.UpstreamRateLimitedError``.
 
 A drop-in is invisible to vendor code. Its instance holds two things: the vendor
 exception's attributes, exactly as the vendor set them, and the plain harness error
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import weakref
 from typing import Any, Final
 
 from ._pickling import _pickle_state, _restore
@@ -27,7 +29,15 @@ from .exceptions import HarnessError
 
 __all__ = ["copy_dropin", "dropin_class", "make_dropin"]
 
-_CACHE: Final[dict[tuple[type[HarnessError], type[BaseException]], type[HarnessError]]] = {}
+_MADE: Final[
+    weakref.WeakKeyDictionary[
+        type[BaseException], dict[type[HarnessError], weakref.ref[type[HarnessError]] | None]
+    ]
+] = weakref.WeakKeyDictionary()
+"""The drop-in classes made: vendor class -> harness class -> a weak reference to the drop-in
+class (``None``: none can be made). Both the vendor class and the drop-in class (whose base it
+is) are held weakly, so neither is kept alive here: botocore makes new exception classes for
+every session, and each is collected with its drop-in classes once nothing else holds them."""
 _LOCK: Final = threading.Lock()
 _PROBLEM: Final = "_ne_problem"
 """The instance attribute of a drop-in that holds its plain harness error."""
@@ -44,22 +54,42 @@ def dropin_class(
     """The class inheriting both ``harness_cls`` and ``vendor_cls`` (``harness_cls`` if none can).
 
     A class can be impossible to make when the vendor class has an incompatible layout
-    (``__slots__``) or metaclass; the error is then a plain harness error, which is still
-    typed and keeps the vendor exception as ``__cause__``.
+    (``__slots__``) or metaclass, or a ``__new__`` that needs arguments (an exception group);
+    the error is then a plain harness error, which is still typed and keeps the vendor
+    exception as ``__cause__``. The same class is given for a pair as long as it lives (see
+    ``_MADE``).
     """
-    key = (harness_cls, vendor_cls)
-    cls = _CACHE.get(key)
+    cls = _made(harness_cls, vendor_cls)
     if cls is not None:
         return cls
     with _LOCK:
-        cls = _CACHE.get(key)
+        cls = _made(harness_cls, vendor_cls)
         if cls is None:
-            namespace = _namespace(harness_cls, vendor_cls)
-            try:
-                cls = type(harness_cls.__name__, (harness_cls, vendor_cls), namespace)
-            except TypeError:
-                cls = harness_cls
-            _CACHE[key] = cls
+            cls = _make(harness_cls, vendor_cls)
+            ref = None if cls is harness_cls else weakref.ref(cls)
+            _MADE.setdefault(vendor_cls, {})[harness_cls] = ref
+    return cls
+
+
+def _made(
+    harness_cls: type[HarnessError], vendor_cls: type[BaseException]
+) -> type[HarnessError] | None:
+    """The drop-in class made before for this pair, if it still lives (``harness_cls`` if
+    none can be made), else ``None``."""
+    made = _MADE.get(vendor_cls)
+    if made is None or harness_cls not in made:
+        return None
+    ref = made[harness_cls]
+    return harness_cls if ref is None else ref()
+
+
+def _make(harness_cls: type[HarnessError], vendor_cls: type[BaseException]) -> type[HarnessError]:
+    namespace = _namespace(harness_cls, vendor_cls)
+    try:
+        cls: type[HarnessError] = type(harness_cls.__name__, (harness_cls, vendor_cls), namespace)
+        cls.__new__(cls)  # an exception group's ``__new__`` needs its members: no drop-in
+    except Exception:
+        return harness_cls
     return cls
 
 

@@ -11,7 +11,7 @@ HTTP responses.
 from __future__ import annotations
 
 from ._groups import Walk, group, group_members, group_type, through_chain
-from ._readers import ROUTES, exception_reader, response_readers
+from ._readers import exception_reader, response_readers, routes
 from ._stdlib import internal, safe_text, stdlib
 from ._values import integer, qualname
 from ._wire import body_text, lower_headers, parse_body, short, stream_error
@@ -69,7 +69,7 @@ def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
 
     That is: no reader is registered for ``cls``, it is no exception group, and its module
     names the adapter (so ``provider=`` cannot change which adapter reads it). Else ``None``,
-    and ``_known`` takes every step. Decided once per class (see ``_readers.ROUTES``).
+    and ``_known`` takes every step. Decided once per class (see ``_readers.routes``).
     """
     if exception_reader(cls) is not None or group_type(cls):
         return None
@@ -89,9 +89,10 @@ def _known(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError
     if isinstance(exc, HarnessError):
         return exc.problem  # a drop-in's harness side; a plain error itself
     cls = type(exc)
-    route = ROUTES.get(cls, _UNSET)
+    known = routes()
+    route = known.get(cls, _UNSET)
     if route is _UNSET:
-        route = ROUTES[cls] = _route(cls)
+        route = known[cls] = _route(cls)
     if route is not None:
         found = route(exc)  # type: ignore[operator]
         return found if found is not None else stdlib(exc)

@@ -107,17 +107,9 @@ def through_chain(
             walk.leave(item)
 
 
-_GROUP_TYPES: dict[type, bool] = {}
-
-
 def group_type(cls: type) -> bool:
     """Whether ``cls`` is an exception group (builtin, or the ``exceptiongroup`` backport)."""
-    grouped = _GROUP_TYPES.get(cls)
-    if grouped is None:
-        grouped = _GROUP_TYPES[cls] = any(
-            k.__name__.endswith("ExceptionGroup") for k in cls.__mro__
-        )
-    return grouped
+    return any(k.__name__.endswith("ExceptionGroup") for k in cls.__mro__)
 
 
 def group_members(exc: BaseException) -> list[BaseException] | None:

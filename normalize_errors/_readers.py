@@ -27,20 +27,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any, Final, TypeAlias
+    from weakref import WeakKeyDictionary
 
     from ._rules import Rule
     from .exceptions import HarnessError
 
     ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
     ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
+    Route: TypeAlias = Callable[[BaseException], "HarnessError | None"]
 
 __all__ = [
     "add_rules",
     "exception_reader",
     "extra_rules",
+    "forget_classes",
     "register_reader",
     "register_response_reader",
     "response_readers",
+    "routes",
     "unregister_reader",
     "unregister_response_reader",
 ]
@@ -76,10 +80,34 @@ read whatever the response looks like when it is named."""
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
 _RULES: dict[str, tuple[Rule, ...]] = {}
-_BY_CLASS: dict[type, ExceptionReader | None] = {}
-ROUTES: dict[type, Callable[[BaseException], HarnessError | None] | None] = {}
-"""``_facade``'s answer per exception class: the adapter that reads it when no reader is
-registered for it and it is no group, else ``None``; emptied with every (un)registration."""
+_PER_CLASS: list[WeakKeyDictionary[type, Any]] = []
+"""``[readers, routes]``, made on first use (``import normalize_errors`` loads no ``weakref``):
+``exception_reader``'s answer per exception class, and ``_facade``'s (the adapter that reads
+the class when no reader is registered for it and it is no group, else ``None``). Emptied
+with every (un)registration.
+
+Both hold their classes weakly (a class made at run time, as botocore makes them for every
+session, is collected as if it had never been read), and their values are readers and
+adapter functions, which hold no exception class."""
+
+
+def _per_class() -> list[WeakKeyDictionary[type, Any]]:
+    if not _PER_CLASS:
+        import weakref
+
+        _PER_CLASS.extend((weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()))
+    return _PER_CLASS
+
+
+def routes() -> WeakKeyDictionary[type, Route | None]:
+    """``_facade``'s route per exception class (see ``_PER_CLASS``)."""
+    return _per_class()[1]
+
+
+def forget_classes() -> None:
+    """Empty the answers kept per exception class (a reader was registered or removed)."""
+    for answers in _PER_CLASS:
+        answers.clear()
 
 
 def register_reader(module: str, reader: ExceptionReader) -> None:
@@ -94,15 +122,13 @@ def register_reader(module: str, reader: ExceptionReader) -> None:
     if not all(part.isidentifier() for part in str(module).split(".")):
         raise ValueError(f"not a module name: {module!r}")
     _READERS[module] = reader
-    _BY_CLASS.clear()
-    ROUTES.clear()
+    forget_classes()
 
 
 def unregister_reader(module: str) -> None:
     """Remove the reader registered for ``module`` (nothing happens if there is none)."""
     _READERS.pop(module, None)
-    _BY_CLASS.clear()
-    ROUTES.clear()
+    forget_classes()
 
 
 def register_response_reader(name: str, reader: ResponseReader) -> None:
@@ -182,8 +208,9 @@ def _load(target: str) -> Any:
 
 def exception_reader(cls: type) -> ExceptionReader | None:
     """The reader registered for ``cls`` (the most specific class of its MRO that has one)."""
+    known = _per_class()[0]
     try:
-        return _BY_CLASS[cls]
+        return known[cls]  # type: ignore[no-any-return]
     except KeyError:
         pass
     found: ExceptionReader | None = None
@@ -195,5 +222,5 @@ def exception_reader(cls: type) -> ExceptionReader | None:
         if target is not None:
             found = _load(target) if isinstance(target, str) else target
             break
-    _BY_CLASS[cls] = found
+    known[cls] = found
     return found

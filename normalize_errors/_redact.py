@@ -32,8 +32,9 @@ What is recognised (each replaced by ``[REDACTED]``):
 
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
 each with its bound and why it is linear); texts are redacted before they are cut, so a key
-straddling a cut is recognised whole. No text is cached: only the hashes of recent texts
-found clean are remembered.
+straddling a cut is recognised whole. Nothing is cached, neither a text nor its ``hash()``:
+a text of a ``str`` subclass is read as its characters, whatever its ``__hash__``, ``__eq__``,
+``len()`` or ``lower()`` say.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def _secret_name(name: object) -> bool:
         name = bytes(name[:256]).decode("latin-1")
     if not isinstance(name, str):
         return False
-    name = name[:256].strip()
+    name = str.__str__(name)[:256].strip()  # a subclass's own methods could hide the name
     low = name.lower()
     for word in _SECRET_WORDS:  # most names hold none of them: decided in a few scans
         if word in low:
@@ -361,13 +362,6 @@ _FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]
 }
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
-_CLEAN: Final[set[int]] = set()
-"""The hashes of recent texts found clean (the same vendor message, error after error).
-
-Only ``hash()`` values of texts that held no credential: no text is kept, raw or redacted,
-and a text with a credential is never remembered. Python's string hash is keyed per
-process, so a hash says nothing outside it."""
-_CLEAN_SIZE: Final = 1024
 _KEY_LEAST: Final = 19
 """No key shape fits in fewer characters (``sk-`` and 16 more)."""
 _SEPARATORS: Final = ("=", ":", "%", "@", " ", "\t", "+")
@@ -451,25 +445,20 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
 
     Redaction reads ``MARGIN`` characters past the cut, so a key that straddles it is
     replaced whole: no part of it survives. Patterns never see more than
-    ``limit + MARGIN`` characters.
+    ``limit + MARGIN`` characters. The result is a plain ``str``: a subclass is read, and
+    returned, as its characters (its own methods could hide a key).
     """
+    if type(text) is not str:
+        text = str.__str__(text)
     size = len(text)
     if size <= limit and (
         size < _SHORTEST or (size < _KEY_LEAST and not _holds(text, _SEPARATORS))
     ):
         return text  # too short for a key, and no field without a separator
     cut = size > limit
-    if not cut:
-        verdict = hash(text)
-        if verdict in _CLEAN:
-            return text
     window = text[: limit + MARGIN] if cut else text
     spans = _spans(window)
     if not spans:
-        if not cut:
-            if len(_CLEAN) >= _CLEAN_SIZE:
-                _CLEAN.clear()
-            _CLEAN.add(verdict)
         return window[:limit] + "…" if cut else text
     spans.sort()
     out: list[str] = []
@@ -523,7 +512,7 @@ def redact(text: str) -> str:
 
     A text over ``MAX_REDACT`` (16,384) characters is redacted, then cut there (marked
     ``…``). Fast on clean text: text without any credential's tell-tale substring skips the
-    patterns, and a text found clean recently is known by its hash. No text is kept.
+    patterns. Nothing is kept, neither the text nor its hash.
     """
     return clip(text, MAX_REDACT)
 

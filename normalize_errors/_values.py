@@ -82,14 +82,7 @@ def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
     return value if isinstance(value, (list, tuple)) else ()
 
 
-_QUALNAMES: dict[type, str] = {}
-
-
 def qualname(exc: BaseException) -> str:
-    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it
-    (kept per class)."""
+    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it."""
     cls = type(exc)
-    found = _QUALNAMES.get(cls)
-    if found is None:
-        found = _QUALNAMES[cls] = f"{cls.__module__}.{cls.__qualname__}"
-    return found
+    return f"{cls.__module__}.{cls.__qualname__}"

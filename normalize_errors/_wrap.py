@@ -37,6 +37,7 @@ import copy
 import functools
 import inspect
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from enum import Enum
 from types import CodeType, FrameType, FunctionType
@@ -190,9 +191,15 @@ def _max_attempts(client: Any) -> int | None:
     return None
 
 
-# What to do with a value coming out of the real client, decided once per type.
+# What to do with a value coming out of the real client, decided once per type: for values
+# read as attributes, then for values returned by calls. The types are held weakly (botocore
+# makes a client class and an exceptions class per session): a type is collected as if it had
+# never been wrapped.
 _PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY = range(6)
-_KINDS: dict[tuple[type, bool], int] = {}
+_KINDS: Final[tuple[weakref.WeakKeyDictionary[type, int], weakref.WeakKeyDictionary[type, int]]] = (
+    weakref.WeakKeyDictionary(),
+    weakref.WeakKeyDictionary(),
+)
 _DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, frozenset, Enum)
 
 
@@ -207,8 +214,8 @@ def _kind(value: Any, from_call: bool) -> int:
     when read as attributes (``client.base_url``).
     """
     cls = type(value)
-    key = (cls, from_call)
-    kind = _KINDS.get(key)
+    kinds = _KINDS[from_call]
+    kind = kinds.get(cls)
     if kind is not None:
         return kind
     module = getattr(cls, "__module__", "") or ""
@@ -231,7 +238,7 @@ def _kind(value: Any, from_call: bool) -> int:
         kind = _ASTREAM
     else:
         kind = _PROXY
-    _KINDS[key] = kind
+    kinds[cls] = kind
     return kind
 
 

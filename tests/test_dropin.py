@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import pickle
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -442,6 +443,7 @@ def test_two_threads_asking_for_the_same_drop_in_class_get_one() -> None:
     instead of making a second one (one class per pair, so ``except`` and ``type()`` agree)."""
     import threading
     import time
+    import weakref
 
     from normalize_errors import _dropin
 
@@ -455,7 +457,7 @@ def test_two_threads_asking_for_the_same_drop_in_class_get_one() -> None:
         worker.start()
         time.sleep(0.2)  # the worker finds no class and waits for the lock
         made = type("UpstreamRateLimitedError", key, _dropin._namespace(*key))
-        _dropin._CACHE[key] = made
+        _dropin._MADE.setdefault(RacedError, {})[UpstreamRateLimitedError] = weakref.ref(made)
     worker.join(5)
     assert got == [made]
     assert dropin_class(*key) is made
@@ -482,3 +484,21 @@ def test_the_harness_class_behind_a_drop_in_class() -> None:
     assert cls is not UpstreamRateLimitedError
     assert _harness_class(cls) is UpstreamRateLimitedError
     assert _harness_class(UpstreamRateLimitedError) is UpstreamRateLimitedError
+
+
+def test_an_exception_group_raised_through_normalized_gives_a_typed_error() -> None:
+    """An exception group cannot be a drop-in (its ``__new__`` needs its members): the
+    plain harness error of its member is raised from the group, never a ``TypeError``."""
+    if sys.version_info >= (3, 11):
+        from builtins import ExceptionGroup
+    else:  # pragma: no cover - the backport
+        from exceptiongroup import ExceptionGroup
+
+    group = ExceptionGroup("grouped", [TimeoutError("slow")])
+    err = typed_error(group)
+    assert type(err) is type(err.problem)
+    assert err.code == "upstream.unavailable"
+    with pytest.raises(HarnessError) as raised, normalized():
+        raise group
+    assert raised.value.code == "upstream.unavailable"
+    assert raised.value.__cause__ is group

@@ -40,7 +40,7 @@ def clean_registry() -> Iterator[None]:
     _readers._READERS.clear()
     _readers._RESPONSES.clear()
     _readers._RULES.clear()
-    _readers._BY_CLASS.clear()
+    _readers.forget_classes()
     _readers.BUILTIN.clear()
     _readers.BUILTIN.update(saved)
 

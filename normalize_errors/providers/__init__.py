@@ -154,9 +154,6 @@ def provider_of_module(module: object) -> str | None:
     return _ROOTS.get(root)
 
 
-_BY_TYPE: dict[type, str | None] = {}
-
-
 def provider_of(exc: BaseException) -> str | None:
     """The provider whose SDK raised ``exc``, from its class's module (walking the MRO)."""
     return provider_of_type(type(exc))
@@ -164,15 +161,11 @@ def provider_of(exc: BaseException) -> str | None:
 
 def provider_of_type(cls: type) -> str | None:
     """The provider whose SDK defines exception class ``cls`` (walking its MRO)."""
-    if cls in _BY_TYPE:
-        return _BY_TYPE[cls]
-    found = None
     for klass in cls.__mro__:
         found = _root(klass)
         if found is not None:
-            break
-    _BY_TYPE[cls] = found
-    return found
+            return found
+    return None
 
 
 def provider_of_object(obj: object) -> str | None:

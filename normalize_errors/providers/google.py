@@ -65,6 +65,7 @@ which have cassettes.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Final
@@ -584,7 +585,9 @@ _INTERACTION_CLASSES: Final = {
     for key, entry in CLASSES.items()
     if key.startswith("interactions.")
 }
-_INTERACTIONS: dict[type, bool] = {}
+_INTERACTIONS: Final[weakref.WeakKeyDictionary[type, bool]] = weakref.WeakKeyDictionary()
+"""Whether an exception class is of the Interactions hierarchy, per class while it lives (held
+weakly: a class made at run time is collected as if it had never been read)."""
 
 
 def _entry(exc: BaseException) -> tuple[str, tuple[str, bool] | None] | None:
