@@ -256,3 +256,22 @@ def test_the_cli_table_fits_80_columns_and_filters() -> None:
     score = corpus.score([c for c in CASES if c.kind == "http" and c.provider == "openai"])
     assert f"{score.right}/{score.total}" in text.splitlines()[-1]
     assert "stream_event" not in text
+
+
+@pytest.mark.parametrize(
+    ("case_id", "valid"),
+    [
+        ("openai-context-length-400", True),
+        ("llama.cpp-exceed-context-size-400", True),
+        ("openai", False),
+        ("-openai-x", False),
+        ("openai-x-", True),  # the schema allows a trailing hyphen after the slug
+        ("openai--", False),
+        ("OpenAI-x", False),
+        ("openai-ctx_400", False),
+    ],
+)
+def test_the_loader_checks_ids_as_the_schema_does(case_id: str, valid: bool) -> None:
+    pattern = SCHEMA["properties"]["id"]["pattern"]
+    assert bool(jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(case_id)) is valid
+    assert corpus._valid_id(case_id) is valid
