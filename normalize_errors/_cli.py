@@ -526,6 +526,46 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _corpus(args: argparse.Namespace, out: TextIO) -> int:
+    from . import corpus
+
+    cases = corpus.load()
+    if args.split != "all":
+        holdout = args.split == "holdout"
+        cases = [c for c in cases if corpus.in_holdout(c.id) is holdout]
+    if args.kind:
+        cases = [c for c in cases if c.kind == args.kind]
+    if args.provider:
+        cases = [c for c in cases if c.provider == args.provider]
+    result = corpus.score(cases)
+    if args.json:
+        out.write(json.dumps({"split": args.split, **result.to_dict()}) + "\n")
+        return 0
+
+    def share(right: int, total: int) -> str:
+        return f"{right}/{total}" + (f" ({100 * right / total:.0f}%)" if total else "")
+
+    for label, tallies in (("kind", result.by_kind), ("provider", result.by_provider)):
+        rows = [[label, "cases", "right"]]
+        rows += [[k, str(t.total), share(t.right, t.total)] for k, t in sorted(tallies.items())]
+        fitted_table(rows, out, _width())
+        out.write("\n")
+    misses = result.misses
+    if misses:
+        rows = [["missed case", "expected", "got"]]
+        for r in misses:
+            hints = [h for h in r.wrong if h != "code"]
+            got = r.code + (f" (wrong {', '.join(hints)})" if hints else "")
+            rows.append([r.case.id, r.case.expected_code, got])
+        fitted_table(rows, out, _width())
+        out.write("\n")
+    out.write(
+        f"corpus {corpus.version()}, split {args.split}: {share(result.right, result.total)} right"
+        f", {len(misses)} missed\n"
+    )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="normalize-errors",
@@ -563,7 +603,13 @@ def _parser() -> argparse.ArgumentParser:
     classify.add_argument(
         "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]
     )
+    scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
+    scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
+    scored.add_argument("--kind", choices=["http", "response", "stream_event"])
+    scored.add_argument("--provider", help="only this provider's cases (openai, vllm, ...)")
+    scored.add_argument("--json", action="store_true", help="print the score as one JSON object")
     _COMMANDS.update(
+        corpus=_corpus,
         codes=_codes,
         explain=_explain,
         replay=_replay,

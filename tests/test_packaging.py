@@ -56,3 +56,16 @@ def test_the_makefile_has_one_target_per_chore_and_ci_calls_it() -> None:
     assert "make lint" in ci
     assert "make typecheck" in ci
     assert "--group test-core" in ci
+
+
+def test_the_wheel_ships_the_corpus_data_files() -> None:
+    """The corpus lives inside the package folder, which the wheel takes whole (hatch ships every
+    file of ``packages`` that git does not ignore; .ci/wheel-check checks the built wheel)."""
+    wheel = pyproject()["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["packages"] == ["normalize_errors"]
+    assert "exclude" not in wheel
+    folder = ROOT / "normalize_errors" / "corpus"
+    for name in ("__init__.py", "schema.json", "VERSION", "known_misses.json", "providers.jsonl"):
+        assert (folder / name).is_file(), name
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    assert not any(p in ignored for p in ("*.jsonl", "*.json", "VERSION", "corpus/"))

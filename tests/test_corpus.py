@@ -1,0 +1,277 @@
+"""The shipped corpus of real provider failures (normalize_errors/corpus/).
+
+Every line validates against the corpus's JSON Schema, ids are unique, sources are public
+URLs (GitHub files pinned to a commit), and every case is run: a case outside
+``known_misses.json`` must be right, a listed one must be wrong (so the list stays true).
+The HTTP cases of providers with an SDK in scope are also run through the real SDK client,
+wrapped by ``wrap()``, over a mock transport that answers with the case's response.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import pytest
+
+from normalize_errors import CODES, HarnessError, corpus, wrap
+from normalize_errors._cli import main
+from normalize_errors.providers._calls import http_library
+
+CASES = corpus.load()
+MISSES = corpus.known_misses()
+SCHEMA: dict[str, Any] = json.loads(
+    resources.files("normalize_errors").joinpath("corpus/schema.json").read_text("utf-8")
+)
+FOLDER = corpus.folder()
+PINNED = re.compile(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+")
+SDK_PROVIDERS = ("openai", "azure-openai", "anthropic", "gemini")
+MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
+
+
+def lines() -> list[tuple[str, int, str]]:
+    """(file name, line number, text) of every non-empty line of every corpus file."""
+    found = []
+    for path in sorted(FOLDER.glob("*.jsonl")):
+        for number, text in enumerate(path.read_text("utf-8").splitlines(), 1):
+            if text.strip():
+                found.append((path.name, number, text))
+    return found
+
+
+def test_the_corpus_has_cases_of_every_kind() -> None:
+    assert len(CASES) >= 30
+    assert {c.kind for c in CASES} == set(corpus.KINDS)
+    assert corpus.version() == "0.1.0"
+
+
+def test_every_line_validates_against_the_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    for name, number, text in lines():
+        data = json.loads(text)
+        errors = [e.message for e in validator.iter_errors(data)]
+        assert not errors, (name, number, errors)
+        assert list(data) == list(corpus.FIELDS), (name, number)
+
+
+def test_the_schema_and_the_loader_agree_on_the_fields() -> None:
+    assert SCHEMA["additionalProperties"] is False
+    assert list(SCHEMA["properties"]) == list(corpus.FIELDS)
+    assert SCHEMA["required"] == list(corpus.FIELDS)
+
+
+def test_ids_are_unique_and_name_their_provider() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    for case in CASES:
+        assert case.id.startswith(case.provider + "-"), case.id
+
+
+def test_no_two_cases_share_a_provider_and_a_body() -> None:
+    seen = {(c.provider, c.body) for c in CASES}
+    assert len(seen) == len(CASES)
+
+
+def test_expected_codes_are_registered() -> None:
+    for case in CASES:
+        assert case.expected_code in CODES, case.id
+        assert all(code in CODES for code in case.also_accept), case.id
+        assert case.expected_code not in case.also_accept, case.id
+
+
+def test_sources_are_urls_and_github_files_are_pinned() -> None:
+    for case in CASES:
+        assert case.source.startswith("https://"), case.id
+        if case.source.startswith("https://github.com/") and "/blob/" in case.source:
+            assert PINNED.fullmatch(case.source), case.id
+
+
+def test_the_loader_refuses_a_duplicate_id(tmp_path: Any) -> None:
+    line = next(iter(lines()))[2]
+    (tmp_path / "a.jsonl").write_text(line + "\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="also at"):
+        corpus.load(tmp_path)
+
+
+def test_the_loader_refuses_a_field_out_of_place(tmp_path: Any) -> None:
+    data = json.loads(next(iter(lines()))[2])
+    data["extra"] = 1
+    (tmp_path / "a.jsonl").write_text(json.dumps(data) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="fields must be exactly"):
+        corpus.load(tmp_path)
+
+
+def test_known_misses_name_cases_and_give_reasons() -> None:
+    ids = {c.id for c in CASES}
+    for case_id, reason in MISSES.items():
+        assert case_id in ids, case_id
+        assert isinstance(reason, str), case_id
+        assert reason.strip(), case_id
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_case(case: corpus.Case) -> None:
+    """Right unless listed in known_misses.json; a listed case must really be missed."""
+    result = corpus.judge(case, corpus.run(case))
+    assert isinstance(result.error, HarnessError)
+    if case.id in MISSES:
+        assert not result.right, f"{case.id} is right now: remove it from known_misses.json"
+    else:
+        assert result.right, (case.expected_code, result.code, result.wrong)
+
+
+def test_the_holdout_is_about_a_fifth_and_stable() -> None:
+    held = [c for c in CASES if corpus.in_holdout(c.id)]
+    assert 0 < len(held) < len(CASES)
+    assert corpus.in_holdout("openai-context-length-4097-400") is corpus.in_holdout(
+        "openai-context-length-4097-400"
+    )
+    names = [f"case-{n}" for n in range(5000)]
+    share = sum(corpus.in_holdout(n) for n in names) / len(names)
+    assert 0.17 < share < 0.23
+
+
+def test_score_counts_by_kind_and_provider() -> None:
+    score = corpus.score(CASES)
+    assert score.total == len(CASES)
+    assert score.right == sum(t.right for t in score.by_kind.values())
+    assert score.right == sum(t.right for t in score.by_provider.values())
+    assert {r.case.id for r in score.misses} == set(MISSES)
+
+
+# --- the same cases through the real SDK clients ------------------------------------------
+
+
+def serving(library: Any, case: corpus.Case) -> Any:
+    """A mock transport of ``library`` answering every request with the case's response."""
+
+    def handler(request: Any) -> Any:
+        return library.Response(case.status, headers=dict(case.headers), content=case.body)
+
+    return library.MockTransport(handler)
+
+
+def gemini_call(case: corpus.Case) -> Any:
+    import httpx
+    from google import genai
+
+    options: Any = {
+        "httpx_client": httpx.Client(transport=serving(httpx, case)),
+        "api_version": "v1beta",
+    }
+    client: Any = wrap(genai.Client(api_key="test-key", http_options=options))
+    return client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+
+
+def anthropic_call(case: corpus.Case) -> Any:
+    import anthropic
+
+    http = http_library("anthropic")
+    sdk = anthropic.Anthropic(
+        api_key="sk-ant-test", max_retries=0, http_client=http.Client(transport=serving(http, case))
+    )
+    client: Any = wrap(sdk)
+    return client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=MESSAGES)
+
+
+def openai_call(case: corpus.Case) -> Any:
+    """Through ``openai.OpenAI``, or ``openai.AzureOpenAI`` for an Azure case."""
+    import openai
+
+    http = http_library("openai")
+    transport = http.Client(transport=serving(http, case))
+    if case.provider == "azure-openai":
+        sdk: Any = openai.AzureOpenAI(
+            api_key="not-a-key",
+            api_version="2024-06-01",
+            azure_endpoint="https://example-resource.openai.azure.com",
+            max_retries=0,
+            http_client=transport,
+        )
+    else:
+        sdk = openai.OpenAI(api_key="not-a-key", max_retries=0, http_client=transport)
+    client: Any = wrap(sdk)
+    return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+
+
+CALLS = {"gemini": gemini_call, "anthropic": anthropic_call}
+
+
+def call_through_sdk(case: corpus.Case) -> BaseException:
+    """The exception a wrapped real SDK client raises for the case's response."""
+    try:
+        CALLS.get(case.provider, openai_call)(case)
+    except BaseException as exc:  # the test asserts what it is
+        return exc
+    raise AssertionError(f"{case.id}: the SDK call did not fail")
+
+
+SDK_CASES = [
+    c
+    for c in CASES
+    if c.provider in SDK_PROVIDERS and c.kind == "http" and c.status is not None and c.status >= 400
+]
+
+
+@pytest.mark.parametrize("case", SDK_CASES, ids=[c.id for c in SDK_CASES])
+def test_every_sdk_case_through_the_wrapped_client(case: corpus.Case) -> None:
+    """The wrapped SDK raises a typed error; outside known_misses it is the right answer."""
+    raised = call_through_sdk(case)
+    assert isinstance(raised, HarnessError), type(raised)
+    result = corpus.judge(case, raised.problem)
+    if case.id not in MISSES:
+        assert result.right, (case.expected_code, result.code, result.wrong)
+
+
+def test_sdk_cases_cover_every_sdk_provider() -> None:
+    assert {c.provider for c in SDK_CASES} == set(SDK_PROVIDERS)
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", ["all", "dev", "holdout"])
+def test_the_cli_reports_the_score(split: str) -> None:
+    out = io.StringIO()
+    assert main(["corpus", "--split", split, "--json"], out) == 0
+    data = json.loads(out.getvalue())
+    chosen = [c for c in CASES if split == "all" or corpus.in_holdout(c.id) is (split == "holdout")]
+    score = corpus.score(chosen)
+    assert (data["right"], data["total"]) == (score.right, score.total)
+    assert data["by_kind"] == score.to_dict()["by_kind"]
+    assert data["by_provider"] == score.to_dict()["by_provider"]
+    assert [m["id"] for m in data["misses"]] == [r.case.id for r in score.misses]
+
+
+def test_the_cli_table_fits_80_columns_and_filters() -> None:
+    out = io.StringIO()
+    assert main(["corpus", "--kind", "http", "--provider", "openai"], out) == 0
+    text = out.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    score = corpus.score([c for c in CASES if c.kind == "http" and c.provider == "openai"])
+    assert f"{score.right}/{score.total}" in text.splitlines()[-1]
+    assert "stream_event" not in text
+
+
+@pytest.mark.parametrize(
+    ("case_id", "valid"),
+    [
+        ("openai-context-length-400", True),
+        ("llama.cpp-exceed-context-size-400", True),
+        ("openai", False),
+        ("-openai-x", False),
+        ("openai-x-", True),  # the schema allows a trailing hyphen after the slug
+        ("openai--", False),
+        ("OpenAI-x", False),
+        ("openai-ctx_400", False),
+    ],
+)
+def test_the_loader_checks_ids_as_the_schema_does(case_id: str, valid: bool) -> None:
+    pattern = SCHEMA["properties"]["id"]["pattern"]
+    assert bool(jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(case_id)) is valid
+    assert corpus._valid_id(case_id) is valid
