@@ -13,6 +13,7 @@ import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from normalize_errors import HarnessError, wrap
 from .conftest import timed
 
 LIBRARIES = [name for name in ("httpx", "httpx2") if importlib.util.find_spec(name)]
+if not LIBRARIES:
+    pytest.skip("needs httpx or httpx2", allow_module_level=True)
 FAILURES: list[type[Exception]] = [ConnectionResetError, TimeoutError, OSError, ValueError]
 READERS = ["iter_bytes", "iter_raw", "iter_text", "iter_lines"]
 
