@@ -207,7 +207,7 @@ def test_mcp_tool_errors_with_a_looping_group() -> None:
     def tool() -> str:
         raise looped(RuntimeError("a"), KeyError("b"))
 
-    result = within(tool)
+    result: Any = within(tool)
     assert result.is_error is True
 
 
@@ -229,7 +229,8 @@ def graphs(draw: st.DrawFn) -> BaseException:
     size = draw(st.integers(1, 8))
     nodes: list[BaseException] = []
     for i in range(size):
-        if nodes and draw(st.booleans()):
+        grouped = draw(st.booleans())
+        if nodes and grouped:
             members = draw(st.lists(st.sampled_from(nodes), min_size=1, max_size=17))
             nodes.append(BaseExceptionGroup(f"g{i}", members))
         else:

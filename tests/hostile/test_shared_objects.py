@@ -46,7 +46,10 @@ def nodes(value: Any) -> int:
 def holding(member: str, nest: Any) -> dict[str, Any]:
     """A problem object whose ``member`` holds ``nest`` (under ``nest``, beside what a
     ``limit`` and a ``location`` require)."""
-    required = {"limit": {"name": "n", "value": 1}, "location": {"pointer": "/a"}}
+    required: dict[str, dict[str, Any]] = {
+        "limit": {"name": "n", "value": 1},
+        "location": {"pointer": "/a"},
+    }
     return {
         "code": "upstream.unavailable",
         "detail": "x",

@@ -432,7 +432,8 @@ def test_tools_the_sdk_consumed_and_tools_in_a_namespace_are_no_unknown_tool() -
         {"type": "namespace", "name": "weather", "description": "Weather", "tools": WEATHER_TOOL}
     ]
     result = fine.responses.create(model="gpt-4.1", input="hi", tools=namespace)
-    assert result.output[0].name == "get_weather"
+    item: Any = result.output[0]
+    assert item.name == "get_weather"
     other = {**call, "name": "get_stock_price"}
     wrapped = wrap(answering(responses_result("completed", [other])))
     err = raised(lambda: wrapped.responses.create(model="gpt-4.1", input="hi", tools=namespace))
