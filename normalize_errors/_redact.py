@@ -547,17 +547,28 @@ def _value_end(text: str, pos: int) -> int:
     return size
 
 
+def _run_start(text: str, pos: int) -> int:
+    """``pos``, moved back (at most ``MARGIN``) to the start of the run of key characters it
+    falls in, so that a window starting there never starts in the middle of a key."""
+    if pos >= len(text):
+        return pos
+    stop = max(0, pos - MARGIN)
+    while pos > stop and text[pos - 1] in _KEY_CHARS:
+        pos -= 1
+    return pos
+
+
 def redact_all(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED]``, however long: never cut.
 
     For logs and stack traces, whose last line (the exception's type and message) must
     survive. The text is read in windows of ``MAX_REDACT + MARGIN`` characters that start
-    every ``MAX_REDACT`` characters, so each window overlaps the next by ``MARGIN`` (longer
-    than any key shape can match) and a key straddling a window's edge is seen whole in one
-    of them. A value found running to a window's end (a long header or field value) is
-    replaced on to the next character that ends such a value, and the next window starts
-    after it, so the time stays linear. Returns ``text`` itself (the same object) when it
-    holds no credential.
+    every ``MAX_REDACT`` characters (moved back to the start of a run of key characters),
+    so each window overlaps the next by at least ``MARGIN`` (longer than any key shape can
+    match) and a key straddling a window's edge is seen whole in one of them. A value found
+    running to a window's end (a long header or field value) is replaced on to the next
+    character that ends such a value, and the next window starts after it, so the time
+    stays linear. Returns ``text`` itself (the same object) when it holds no credential.
     """
     size = len(text)
     if size <= MAX_REDACT:
@@ -566,11 +577,11 @@ def redact_all(text: str) -> str:
     start = 0
     while start < size:
         stop = min(start + MAX_REDACT + MARGIN, size)
-        resume = start + MAX_REDACT
+        resume = _run_start(text, start + MAX_REDACT)
         for first, last in _spans(text[start:stop]):
             begin, end = start + first, start + last
             if end == stop < size:  # cut short by the window's end
-                if begin >= start + MAX_REDACT:
+                if begin >= resume:
                     continue  # the next window starts before it and sees it whole
                 end = _value_end(text, end)  # longer than MARGIN: run on to the value's end
                 resume = max(resume, end)
