@@ -32,9 +32,10 @@ What is recognised (each replaced by ``[REDACTED]``):
 
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
 each with its bound and why it is linear); texts are redacted before they are cut, so a key
-straddling a cut is recognised whole. Nothing is cached, neither a text nor its ``hash()``:
-a text of a ``str`` subclass is read as its characters, whatever its ``__hash__``, ``__eq__``,
-``len()`` or ``lower()`` say.
+straddling a cut is recognised whole. ``redact_all`` (logs, stack traces) never cuts: it reads
+a long text in overlapping windows of that bound. Nothing is cached, neither a text nor its
+``hash()``: a text of a ``str`` subclass is read as its characters, whatever its ``__hash__``,
+``__eq__``, ``len()`` or ``lower()`` say.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "cut",
     "holds_key",
     "redact",
+    "redact_all",
     "sanitize",
     "scrub",
     "secret_name",
@@ -515,6 +517,86 @@ def redact(text: str) -> str:
     patterns. Nothing is kept, neither the text nor its hash.
     """
     return clip(text, MAX_REDACT)
+
+
+_VALUE_ENDS: Final = ("\r", "\n", '"', "'", "\\", "<", ">")
+"""Where a credential's value surely ends: the terminators of the longest value form (a
+header's whole value, ``_REST``). A match cut short by a window's end runs on to one."""
+
+
+def _value_end(text: str, pos: int) -> int:
+    """The first position at or after ``pos`` holding one of ``_VALUE_ENDS`` (else the end),
+    looked for a ``MAX_REDACT`` piece at a time: linear in the distance covered."""
+    size = len(text)
+    while pos < size:
+        piece = text[pos : pos + MAX_REDACT]
+        found = [at for at in map(piece.find, _VALUE_ENDS) if at >= 0]
+        if found:
+            return pos + min(found)
+        pos += len(piece)
+    return size
+
+
+def _run_start(text: str, pos: int) -> int:
+    """``pos``, moved back (at most ``MARGIN``) to the start of the run of key characters it
+    falls in, so that a window starting there never starts in the middle of a key."""
+    if pos >= len(text):
+        return pos
+    stop = max(0, pos - MARGIN)
+    while pos > stop and text[pos - 1] in _KEY_CHARS:
+        pos -= 1
+    return pos
+
+
+def redact_all(text: str) -> str:
+    """``text`` with every credential replaced by ``[REDACTED]``, however long: never cut.
+
+    For logs and stack traces, whose last line (the exception's type and message) must
+    survive. The text is read in windows of ``MAX_REDACT + MARGIN`` characters that start
+    every ``MAX_REDACT`` characters (moved back to the start of a run of key characters),
+    so each window overlaps the next by at least ``MARGIN`` (longer than any key shape can
+    match) and a key straddling a window's edge is seen whole in one of them. A value found
+    running to a window's end (a long header or field value) is replaced on to the next
+    character that ends such a value, and the next window starts after it, so the time
+    stays linear. Returns ``text`` itself (the same object) when it holds no credential.
+    """
+    if type(text) is not str:  # a subclass is read as its characters, whatever it says
+        text = str.__str__(text)
+    size = len(text)
+    if size <= MAX_REDACT:
+        return clip(text, MAX_REDACT)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < size:
+        stop = min(start + MAX_REDACT + MARGIN, size)
+        resume = _run_start(text, start + MAX_REDACT)
+        for first, last in _spans(text[start:stop]):
+            begin, end = start + first, start + last
+            if end == stop < size:  # cut short by the window's end
+                if begin >= resume:
+                    continue  # the next window starts before it and sees it whole
+                end = _value_end(text, end)  # longer than MARGIN: run on to the value's end
+                resume = max(resume, end)
+            spans.append((begin, end))
+        start = resume
+    if not spans:
+        return text
+    spans.sort()
+    out: list[str] = []
+    pos = 0
+    for begin, end in spans:
+        if end <= pos:
+            continue
+        if text[begin:end] in _PLACEHOLDERS:
+            continue  # already a stand-in (a recorder's REDACTED): kept as it is
+        if begin >= pos:
+            out.append(text[pos:begin])
+            out.append(REDACTED)
+        pos = end  # an overlapping span extends the one before
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # -- JSON-safe copies (the members of an error) -------------------------------------------------

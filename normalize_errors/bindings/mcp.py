@@ -53,11 +53,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from .._facade import normalize
 from ..exceptions import HarnessError, class_for_code
+from .http import public_problem
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -85,6 +88,7 @@ __all__ = [
     "is_tool_error",
     "raise_for_auth",
     "read",
+    "read_from_another_party",
     "reply",
     "sampling_declined",
     "sampling_error",
@@ -126,35 +130,79 @@ def _problem(err: HarnessError) -> dict[str, Any]:
     return problem
 
 
-def to_tool_result(err: HarnessError) -> CallToolResult:
-    """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2)."""
+_LOG: Final = logging.getLogger("normalize_errors")
+
+
+def read_from_another_party(err: HarnessError) -> bool:
+    """Whether ``err`` holds what another party said: a drop-in raised through ``wrap()``,
+    an object received from a peer (``untrusted``), or an error read from an exception
+    (``normalize()`` of an HTTP client's, an SDK's or the standard library's exception: that
+    exception as ``__cause__`` and what it said in ``upstream``)."""
+    if err.problem is not err or err.untrusted:
+        return True
+    cause = err.__cause__
+    return cause is not None and not isinstance(cause, HarnessError) and bool(err.upstream)
+
+
+def _public(err: HarnessError) -> dict[str, Any]:
+    """The public view of ``err`` (``public_problem``); the full object goes to the log."""
+    _LOG.warning(
+        "harness error withheld from the peer (public mode): %s",
+        json.dumps(_problem(err), ensure_ascii=False, default=str),
+    )
+    problem = public_problem(err)
+    problem.pop("status", None)
+    return problem
+
+
+def to_tool_result(err: HarnessError, *, public: bool = False) -> CallToolResult:
+    """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2).
+
+    With ``public=True`` the result carries ``public_problem(err)`` and its title only (no
+    ``detail``, ``model_feedback`` or ``upstream``); the full object is logged at WARNING on
+    the ``normalize_errors`` logger.
+    """
     from mcp.types import CallToolResult, TextContent
 
     err = err.problem
-    text = err.model_feedback or err.detail or err.title
+    if public:
+        problem = _public(err)
+        text = str(problem.get("title") or err.title)
+    else:
+        problem = _problem(err)
+        text = err.model_feedback or err.detail or err.title
     return CallToolResult(
         is_error=True,
         content=[TextContent(type="text", text=text)],
-        _meta={META_KEY: _problem(err)},
+        _meta={META_KEY: problem},
     )
 
 
-def to_mcp_error(err: HarnessError, code: int | None = None) -> MCPError:
-    """The ``MCPError`` carrying ``err`` in ``data``, with the JSON-RPC code of Table 4."""
+def to_mcp_error(err: HarnessError, code: int | None = None, *, public: bool = False) -> MCPError:
+    """The ``MCPError`` carrying ``err`` in ``data``, with the JSON-RPC code of Table 4.
+
+    With ``public=True``: ``public_problem(err)`` in ``data``, the title as ``message``.
+    """
     from mcp.shared.exceptions import MCPError
 
     err = err.problem
     if code is None:
         code = INVALID_PARAMS if err.code == "output.unknown_tool" else INTERNAL_ERROR
-    error = to_jsonrpc(err, code)
-    failure = MCPError(error["code"], error["message"], error["data"])
+    if public:
+        problem = _public(err)
+        failure = MCPError(code, str(problem.get("title") or err.title), problem)
+    else:
+        error = to_jsonrpc(err, code)
+        failure = MCPError(error["code"], error["message"], error["data"])
     failure.__cause__ = err
     return failure
 
 
-def reply(err: HarnessError) -> CallToolResult | MCPError:
+def reply(err: HarnessError, *, public: bool = False) -> CallToolResult | MCPError:
     """A tool result for the codes of section 7.2, else the ``MCPError`` to raise."""
-    return to_tool_result(err) if is_tool_error(err) else to_mcp_error(err)
+    if is_tool_error(err):
+        return to_tool_result(err, public=public)
+    return to_mcp_error(err, public=public)
 
 
 def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
@@ -178,12 +226,16 @@ def _for_tool(exc: BaseException, tool_name: str | None) -> HarnessError:
     return err
 
 
-def _answer(exc: Exception, tool_name: str | None) -> CallToolResult:
+def _answer(exc: Exception, tool_name: str | None, public: bool = True) -> CallToolResult:
     from mcp.shared.exceptions import MCPError
 
     if isinstance(exc, MCPError):
         raise exc  # already a protocol error the tool chose
-    answer = reply(_for_tool(exc, tool_name))
+    err = _for_tool(exc, tool_name)
+    # Public unless the tool meant it for the model: the SDK's ToolError, or an error that
+    # holds nothing read from another party (the tool's own, or this binding's own text).
+    withheld = public and not _anticipated(exc) and read_from_another_party(err)
+    answer = reply(err, public=withheld)
     if isinstance(answer, BaseException):
         raise answer from exc
     return answer
@@ -217,7 +269,7 @@ def tool_errors(function: _F) -> _F:
     return run  # type: ignore[return-value]  # same signature, by functools.wraps
 
 
-def install(server: MCPServer) -> MCPServer:
+def install(server: MCPServer, *, public: bool = True) -> MCPServer:
     """Make every tool of ``server`` report failures per section 7.2 and Table 4.
 
     A harness error (or any exception) raised by a tool becomes a tool execution error or
@@ -225,6 +277,13 @@ def install(server: MCPServer) -> MCPServer:
     answered with ``-32602`` and an ``output.unknown_tool`` object. Arguments that fail the
     tool's input schema become ``output.invalid_tool_arguments`` naming the fields only
     (the rejected values are the caller's data). Returns ``server``.
+
+    Public mode (``public=True``, the default): an error the tool did not mean as its answer
+    to the model (one read from an HTTP client's, an SDK's or the standard library's
+    exception, or a drop-in from ``wrap()``) reaches the client as ``public_problem(err)``
+    with its title as the text; the full object is logged at WARNING on the
+    ``normalize_errors`` logger. The SDK's ``ToolError`` and a harness error the tool built
+    itself are forwarded whole. ``public=False`` forwards every error whole.
     """
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -259,8 +318,8 @@ def install(server: MCPServer) -> MCPServer:
                     )
                 )
             if isinstance(cause, Exception) and not _anticipated(cause):
-                return _answer(cause, name)
-            return _answer(exc, name)  # an anticipated failure: its own text, as the SDK does
+                return _answer(cause, name, public)
+            return _answer(exc, name, public)  # anticipated: its own text, as the SDK does
 
     # The instance's own entry point (MCPServer's call handler calls self.call_tool).
     setattr(server, "call_tool", checked)  # noqa: B010 - a method assignment, typed or not

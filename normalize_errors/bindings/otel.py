@@ -35,7 +35,7 @@ import traceback
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from .._redact import redact
+from .._redact import redact, redact_all
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
@@ -123,9 +123,9 @@ def attributes(err: BaseException) -> dict[str, Any]:
 
 
 def _stacktrace(problem: HarnessError) -> str:
-    """The stack trace of ``problem`` alone (not its cause or context), redacted."""
+    """The stack trace of ``problem`` alone (not its cause or context), redacted, never cut."""
     lines = traceback.format_exception(type(problem), problem, problem.__traceback__, chain=False)
-    return redact("".join(lines))
+    return redact_all("".join(lines))
 
 
 def record_error(span: Span, err: BaseException) -> None:
@@ -176,10 +176,13 @@ def log_fields(err: BaseException) -> dict[str, Any]:
 class HarnessErrorFilter(logging.Filter):
     """A logging filter for records that carry an exception (``logger.exception(...)``).
 
-    It adds ``log_fields`` of the exception to the record, and replaces the traceback the
-    formatter would print (the whole chain, vendor exception and its message included) with
-    the same text redacted. The message itself is redacted too. Add it to a handler or a
-    logger: ``handler.addFilter(HarnessErrorFilter())``.
+    It adds ``log_fields`` of the exception to the record. The message and the traceback the
+    formatter would print (the whole chain, vendor exception and its message included) are
+    redacted, however long, and never cut, so the traceback's last line (the exception's type
+    and message) survives. Only where a credential was found is the record changed: ``msg``
+    and ``args`` replaced by the redacted message, ``exc_text`` set to the redacted
+    traceback; a clean record keeps its own objects. Add it to a handler or a logger:
+    ``handler.addFilter(HarnessErrorFilter())``.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -187,12 +190,17 @@ class HarnessErrorFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # a bad format string stays the formatter's business
             message = None
-        if message is not None and redact(message) != message:
-            record.msg, record.args = redact(message), None
+        if message is not None:
+            redacted = redact_all(message)
+            if redacted is not message and redacted != message:
+                record.msg, record.args = redacted, None
         info = record.exc_info
         if info and info[1] is not None:
             exc = info[1]
             for key, value in attributes(exc).items():
                 setattr(record, key, value)
-            record.exc_text = redact("".join(traceback.format_exception(*info)))
+            text = "".join(traceback.format_exception(*info))
+            redacted = redact_all(text)
+            if redacted != text:
+                record.exc_text = redacted
         return True

@@ -620,3 +620,76 @@ def test_an_mcp_exception_the_binding_does_not_know_is_left_to_the_general_path(
     err = valid(normalize(exc))
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     assert err.upstream["exception"] == "mcp.client.streamable_http.StreamableHTTPError"
+
+
+# -- Issue 22, finding 9: what a tool read from an internal service stays on the server ------
+
+INTERNAL_HOST = "pg-internal-7.corp.example"
+CUSTOMER = "carol@customer.example"
+
+
+def internal_service() -> Any:
+    """An httpx client whose "internal service" answers 500 naming a host and a customer."""
+    import httpx
+
+    def answer(request: Any) -> Any:
+        message = f"db user svc_billing at {INTERNAL_HOST} failed for {CUSTOMER}"
+        return httpx.Response(500, json={"error": {"message": message}})
+
+    return httpx.Client(transport=httpx.MockTransport(answer), base_url="http://billing.corp")
+
+
+def internal_server() -> MCPServer:
+    server = MCPServer("internal")
+
+    @server.tool()
+    def invoices(customer: str) -> str:
+        """A tool whose own HTTP call to an internal service fails."""
+        internal_service().get("/invoices").raise_for_status()
+        return "never"
+
+    @server.tool()
+    def own(customer: str) -> str:
+        """A tool that raises its own harness error, with its own detail, for the model."""
+        raise ToolTimeoutError("Billing took too long.", model_feedback="Ask for fewer months.")
+
+    return server
+
+
+async def test_install_keeps_an_internal_services_text_from_the_model(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Public mode (the default): neither the text nor _meta names the host or the customer;
+    the server's log has the full object."""
+    with caplog.at_level("WARNING", logger="normalize_errors"):
+        async with Client(install(internal_server())) as client:
+            result = await client.call_tool("invoices", {"customer": "c1"})
+    dumped = result.model_dump_json(by_alias=True)
+    assert result.is_error is True
+    assert INTERNAL_HOST not in dumped
+    assert CUSTOMER not in dumped
+    assert "billing.corp" not in dumped
+    assert getattr(result.content[0], "text", None) == "Upstream Unavailable"
+    assert result.meta is not None
+    assert result.meta[META_KEY]["code"] == "upstream.unavailable"
+    assert "upstream" not in result.meta[META_KEY]
+    assert INTERNAL_HOST in caplog.text
+    assert CUSTOMER in caplog.text
+
+
+async def test_install_public_false_forwards_the_whole_object() -> None:
+    """The opt-in: install(server, public=False) forwards what the tool's call read."""
+    async with Client(install(internal_server(), public=False)) as client:
+        result = await client.call_tool("invoices", {"customer": "c1"})
+    assert INTERNAL_HOST in getattr(result.content[0], "text", "")
+    assert result.meta is not None
+    assert result.meta[META_KEY]["upstream"]["host"] == "billing.corp"
+
+
+async def test_a_tools_own_harness_error_is_forwarded_in_public_mode() -> None:
+    """A harness error the tool built itself is its answer to the model: forwarded whole."""
+    async with Client(install(internal_server())) as client:
+        result = await client.call_tool("own", {"customer": "c1"})
+    assert getattr(result.content[0], "text", None) == "Ask for fewer months."
+    assert result.meta is not None
+    assert result.meta[META_KEY]["detail"] == "Billing took too long."

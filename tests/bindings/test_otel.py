@@ -354,3 +354,96 @@ def test_the_filter_leaves_a_bad_format_string_to_the_formatter() -> None:
     record = logging.LogRecord("x", logging.ERROR, __file__, 1, "%d items", ("many",), None)
     assert HarnessErrorFilter().filter(record) is True
     assert record.msg == "%d items"
+
+
+# -- Issue 22, finding 11: the filter and record_error redact without cutting -----------------
+
+
+_NOTE = "a frame whose source line is long, as the calls of a real application often are"
+
+
+def _deep_a(left: int, message: str, note: str) -> None:
+    if left <= 0:
+        raise UpstreamRateLimitedError(message)
+    _deep_b(left - 1, message, note="a frame whose source line is long, as real ones often are")
+
+
+def _deep_b(left: int, message: str, note: str) -> None:
+    _deep_a(left - 1, message, note=_NOTE + " and the frames alternate so none is folded away")
+
+
+def deep_failure(frames: int, message: str) -> HarnessError:
+    """A harness error raised ``frames`` calls deep (no frame folded), ending with ``message``."""
+    try:
+        _deep_a(frames, message, _NOTE)
+    except HarnessError as err:
+        return err
+    raise AssertionError("unreachable")
+
+
+def test_the_filter_keeps_the_last_line_of_a_100_frame_traceback() -> None:
+    """logger.exception of a 100-frame traceback (well over 16 KB): the last line survives."""
+    err = deep_failure(100, "the last line survives")
+    stream = io.StringIO()
+    logger = logger_to(stream, with_filter=True)
+    try:
+        raise err
+    except HarnessError:
+        logger.exception("deep failure")
+    exc = json.loads(stream.getvalue())["exc"]
+    assert len(exc) > 16_384
+    assert exc.rstrip().endswith(
+        "UpstreamRateLimitedError: upstream.rate_limited: the last line survives"
+    )
+
+
+def test_the_filter_leaves_a_long_clean_message_the_same_objects() -> None:
+    """A 40 KB message without a credential: msg and args stay the very same objects."""
+    msg, args = "payload %s", ("x" * 40_000,)
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, msg, args, None)
+    assert HarnessErrorFilter().filter(record) is True
+    assert record.msg is msg
+    assert record.args is args
+    assert record.getMessage() == "payload " + "x" * 40_000
+
+
+def test_the_filter_redacts_a_secret_across_the_16_384_boundary() -> None:
+    """A key that straddles character 16,384 is redacted whole and nothing after it is cut."""
+    key = KEYS[0]
+    head = "a " * ((16_384 - 10) // 2)
+    text = head + key + " and the end of the message"
+    assert len(head) < 16_384 < len(head) + len(key)
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, text, None, None)
+    HarnessErrorFilter().filter(record)
+    out = record.getMessage()
+    assert "PLANTED" not in out
+    assert out == head + "[REDACTED] and the end of the message"
+
+
+def test_the_filter_leaves_a_clean_traceback_to_the_formatter() -> None:
+    """No credential in the traceback: the filter does not write exc_text."""
+    err = deep_failure(3, "clean")
+    try:
+        raise err
+    except HarnessError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "m", None, sys.exc_info())
+    HarnessErrorFilter().filter(record)
+    assert record.exc_text is None
+    assert record.msg == "m"
+
+
+def test_record_error_keeps_the_last_line_of_a_long_stacktrace(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """exception.stacktrace of a 100-frame harness error ends with its type and message."""
+    err = deep_failure(100, "the last line survives")
+    with tracer.start_as_current_span("deep") as span:
+        record_error(span, err)
+    (done,) = exporter.get_finished_spans()
+    stack = str(dict(done.events[0].attributes or {})["exception.stacktrace"])
+    assert len(stack) > 16_384
+    assert stack.rstrip().endswith(
+        "UpstreamRateLimitedError: upstream.rate_limited: the last line survives"
+    )

@@ -333,3 +333,42 @@ def test_any_google_shaped_key_is_redacted_glued_or_not(before: str, body: str, 
 )
 def test_words_holding_aiza_are_kept(text: str) -> None:
     assert redact(text) == text
+
+
+# -- Issue 22, finding 11: redact_all redacts long text without cutting it ------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    secret=st.sampled_from(SECRETS),
+    carrier=st.sampled_from(CARRIERS),
+    offset=st.integers(min_value=-600, max_value=600),
+    edge=st.sampled_from([16_384, 2 * 16_384, 3 * 16_384 + 512]),
+    tail=st.text(alphabet="abc xyz.\n", min_size=1, max_size=50),
+)
+def test_redact_all_never_cuts_and_catches_a_secret_at_any_window_edge(
+    secret: str, carrier: str, offset: int, edge: int, tail: str
+) -> None:
+    """A planted credential near a window's edge is redacted; the text before and after stays."""
+    from normalize_errors._redact import redact_all
+
+    planted = carrier.format(secret=secret)
+    head = "." * max(0, edge + offset)
+    text = head + " " + planted + "\n. " + tail + "THE LAST LINE"
+    out = redact_all(text)
+    assert secret not in out
+    assert out.startswith(head + " ")
+    assert out.endswith("\n. " + tail + "THE LAST LINE")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.text(alphabet="abcdefgh ijk\n.:/()[]'\"", min_size=1, max_size=300),
+    st.integers(min_value=60, max_value=2000),
+)
+def test_redact_all_returns_clean_text_itself(piece: str, times: int) -> None:
+    """Text without any credential comes back as the very same object, however long."""
+    from normalize_errors._redact import redact_all
+
+    text = (piece * times)[:200_000] + "x" * 16_400
+    assert redact_all(text) is text
