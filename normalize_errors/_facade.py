@@ -142,7 +142,9 @@ def _guarded(exc: BaseException, provider: str | None, walk: Walk) -> HarnessErr
     return err
 
 
-def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessError:
+def normalize(
+    exc: BaseException, *, provider: str | None = None, model_output: bool = False
+) -> HarnessError:
     """Turn any exception into its typed harness error; never raises.
 
     A ``HarnessError`` is returned as it is; a drop-in (raised through ``wrap()``) gives its
@@ -163,6 +165,15 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
     ``HarnessError`` passed in). Something that is not an exception at all gives
     ``harness.internal_error`` without a cause; a ``provider`` that is not a string is
     ignored (the library works the provider out).
+
+    ``model_output=True`` says the caller's own code raised ``exc`` parsing a model's text
+    (``TypeAdapter.validate_json``, ``model_validate_json``, ``json.loads``): a pydantic
+    ``ValidationError`` is then ``output.schema_violation`` (``output.malformed`` when the
+    text is no JSON at all), one cause per error with its ``location.pointer``, and a
+    ``JSONDecodeError`` is ``output.malformed``, both with ``model_feedback`` for the
+    re-prompt. Any other exception is read as without it. The library keeps no memory of
+    model outputs: without the keyword, such an error from the caller's own code stays
+    ``harness.internal_error``.
     """
     given: object = exc  # typed as an exception; callers pass anything
     if not isinstance(given, BaseException):
@@ -171,7 +182,24 @@ def normalize(exc: BaseException, *, provider: str | None = None) -> HarnessErro
             retryable=False,
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )
+    if model_output is True:
+        err = _model_output(exc)
+        if err is not None:
+            return err
     return _guarded(exc, _provider_name(provider), Walk())
+
+
+def _model_output(exc: BaseException) -> HarnessError | None:
+    """The output error of a parse of model text the caller says ``exc`` was, or ``None``."""
+    try:
+        from .frameworks._common import output_error
+
+        err = output_error(exc)
+    except Exception:  # read as without the keyword
+        return None
+    if err is not None and err.__cause__ is None:
+        err.__cause__ = exc
+    return err
 
 
 def _provider_name(provider: object) -> str | None:

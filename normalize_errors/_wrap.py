@@ -57,7 +57,11 @@ _SNAPSHOTS: Final = ("current_message_snapshot", "current_completion_snapshot")
 
 
 def typed_error(
-    exc: BaseException, *, provider: str | None = None, dropin: bool = True
+    exc: BaseException,
+    *,
+    provider: str | None = None,
+    dropin: bool = True,
+    model_output: bool = False,
 ) -> HarnessError:
     """The typed error for ``exc``, as a drop-in instance of ``type(exc)`` too when possible.
 
@@ -69,7 +73,7 @@ def typed_error(
     """
     if isinstance(exc, HarnessError):
         return exc
-    err = _facade.normalize(exc, provider=provider)
+    err = _facade.normalize(exc, provider=provider, model_output=model_output)
     if not dropin or err is exc or not isinstance(exc, Exception):
         return err
     cls = dropin_class(type(err), type(exc))
@@ -721,16 +725,19 @@ def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> Har
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
-    def __init__(self, provider: str | None, dropin: bool) -> None:
+    def __init__(self, provider: str | None, dropin: bool, model_output: bool = False) -> None:
         self.provider = provider
         self.dropin = dropin
+        self.model_output = model_output
 
     def __enter__(self) -> _Normalizer:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
-            raise typed_error(exc, provider=self.provider, dropin=self.dropin) from exc
+            raise typed_error(
+                exc, provider=self.provider, dropin=self.dropin, model_output=self.model_output
+            ) from exc
 
     async def __aenter__(self) -> _Normalizer:
         return self
@@ -751,13 +758,15 @@ class _Normalizer:
         except HarnessError:
             raise
         except Exception as exc:
-            raise typed_error(exc, provider=self.provider, dropin=self.dropin) from exc
+            raise typed_error(
+                exc, provider=self.provider, dropin=self.dropin, model_output=self.model_output
+            ) from exc
         if sdk_call and isinstance(result, (str, bytes)):
             raise _not_an_answer(result, self.provider, getattr(func, "__self__", None))
         return result
 
     def __call__(self, func: _F) -> _F:
-        provider, dropin = self.provider, self.dropin
+        provider, dropin, model_output = self.provider, self.dropin, self.model_output
         if inspect.isgeneratorfunction(func):
 
             @functools.wraps(func)
@@ -767,7 +776,9 @@ class _Normalizer:
                 except HarnessError:
                     raise
                 except Exception as exc:
-                    raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                    raise typed_error(
+                        exc, provider=provider, dropin=dropin, model_output=model_output
+                    ) from exc
 
             return cast("_F", generate)
         if inspect.isasyncgenfunction(func):
@@ -781,13 +792,13 @@ class _Normalizer:
                 step = inner.__anext__()
                 while True:
                     try:
-                        item = await _typed_step(step, provider, dropin)
+                        item = await _typed_step(step, provider, dropin, model_output)
                     except StopAsyncIteration:
                         return
                     try:
                         sent = yield item
                     except GeneratorExit:
-                        await _typed_step(inner.aclose(), provider, dropin)
+                        await _typed_step(inner.aclose(), provider, dropin, model_output)
                         raise
                     except BaseException as thrown:
                         step = inner.athrow(thrown)
@@ -811,7 +822,9 @@ class _Normalizer:
             except HarnessError:
                 raise
             except Exception as exc:
-                raise typed_error(exc, provider=provider, dropin=dropin) from exc
+                raise typed_error(
+                    exc, provider=provider, dropin=dropin, model_output=model_output
+                ) from exc
             if inspect.iscoroutine(result):  # an async SDK method is a plain function
                 return self._awaited(lambda: result, sdk_call, func)
             if sdk_call and isinstance(result, (str, bytes)):
@@ -821,7 +834,9 @@ class _Normalizer:
         return cast("_F", run)
 
 
-async def _typed_step(step: Awaitable[Any], provider: str | None, dropin: bool) -> Any:
+async def _typed_step(
+    step: Awaitable[Any], provider: str | None, dropin: bool, model_output: bool
+) -> Any:
     """``await step`` (a step of an async generator), its failures typed; its end
     (``StopAsyncIteration``), cancellation and harness errors pass through."""
     try:
@@ -829,21 +844,31 @@ async def _typed_step(step: Awaitable[Any], provider: str | None, dropin: bool) 
     except (StopAsyncIteration, HarnessError):
         raise
     except Exception as exc:
-        raise typed_error(exc, provider=provider, dropin=dropin) from exc
-
-
-@overload
-def normalized(func: _F, *, provider: str | None = None, dropin: bool = True) -> _F: ...
+        raise typed_error(exc, provider=provider, dropin=dropin, model_output=model_output) from exc
 
 
 @overload
 def normalized(
-    func: None = None, *, provider: str | None = None, dropin: bool = True
+    func: _F, *, provider: str | None = None, dropin: bool = True, model_output: bool = False
+) -> _F: ...
+
+
+@overload
+def normalized(
+    func: None = None,
+    *,
+    provider: str | None = None,
+    dropin: bool = True,
+    model_output: bool = False,
 ) -> _Normalizer: ...
 
 
 def normalized(
-    func: _F | None = None, *, provider: str | None = None, dropin: bool = True
+    func: _F | None = None,
+    *,
+    provider: str | None = None,
+    dropin: bool = True,
+    model_output: bool = False,
 ) -> _F | _Normalizer:
     """Turn exceptions into typed harness errors, as a context manager or a decorator.
 
@@ -852,7 +877,9 @@ def normalized(
     and async generators (errors raised while they are iterated are typed too). Errors are
     drop-in instances (see ``typed_error``), or plain harness errors with
     ``dropin=False``; cancellation and ``KeyboardInterrupt`` pass
-    through untouched, and a ``HarnessError`` is re-raised as it is.
+    through untouched, and a ``HarnessError`` is re-raised as it is. ``model_output=True``
+    says the block parses a model's text: a ``ValidationError`` or ``JSONDecodeError`` raised
+    in it is the model's output error (see ``normalize``).
     """
-    normalizer = _Normalizer(provider, dropin)
+    normalizer = _Normalizer(provider, dropin, model_output)
     return normalizer if func is None else normalizer(func)
