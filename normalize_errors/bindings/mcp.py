@@ -43,7 +43,8 @@ groups), which ``normalize`` reads as ``upstream.authentication_failed`` with th
 Sampling (section 7.4): ``sampling_error(err)`` is the ``ErrorData`` a client's
 ``sampling_callback`` returns when its harness fails; ``sampling_declined()`` is the one for
 a user who declines (``policy.approval_denied``, JSON-RPC code ``-1`` as in the MCP
-specification's example).
+specification's example). ``sampling_error`` is in public mode by default for an error read
+from another party (``public=``, as ``install`` decides for tools).
 
 Supported: the ``mcp`` SDK 2.x (``MCPServer``, ``MCPError``). Every function imports the SDK
 only when it runs.
@@ -58,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from .._facade import normalize
 from ..exceptions import HarnessError, class_for_code
-from ._public import full_view, public_view, read_from_another_party
+from ._public import full_view, is_public, public_view, read_from_another_party
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -400,13 +401,26 @@ async def raise_for_auth(response: Any) -> None:
 # -- sampling ------------------------------------------------------------------------------
 
 
-def sampling_error(err: HarnessError, code: int | None = None) -> ErrorData:
-    """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4)."""
+def sampling_error(
+    err: HarnessError, code: int | None = None, *, public: bool | None = None
+) -> ErrorData:
+    """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4).
+
+    Public mode (draft section 10): ``public=None`` (the default) is public when ``err`` was
+    read from another party (the client's own model call: an HTTP client's, an SDK's or the
+    standard library's exception through ``normalize()``, a drop-in, a received object);
+    ``True`` always, ``False`` never. In public mode ``data`` is ``public_problem(err)`` and
+    the message its title; the full object is logged at WARNING on the ``normalize_errors``
+    logger. A harness error the client built itself is sent whole by default.
+    """
     from mcp.types import ErrorData
 
     err = err.problem
     if code is None:
         code = SAMPLING_DECLINED if err.code == "policy.approval_denied" else INTERNAL_ERROR
+    if is_public(err, public):
+        problem = public_view(err)
+        return ErrorData(code=code, message=str(problem.get("title") or err.title), data=problem)
     error = to_jsonrpc(err, code)
     return ErrorData(code=error["code"], message=error["message"], data=error["data"])
 
