@@ -14,6 +14,12 @@ Remote agent side:
 * ``to_a2a_error(err)`` is the A2A protocol error to raise (section 8.3), an
   ``InternalError`` unless you pass another class, with the object in ``data`` (the SDK's
   JSON-RPC server sends it as ``google.rpc.ErrorInfo.metadata``; its gRPC server drops it).
+* Public mode (draft section 10): these writers take ``public``. By default (``None``) an
+  error read from another party (``normalize()`` of an HTTP client's, an SDK's or the
+  standard library's exception, a drop-in, a received object) is sent as
+  ``public_problem(err)`` with its title as the text, and logged whole at WARNING on the
+  ``normalize_errors`` logger; a harness error the agent built itself is sent whole.
+  ``public=True`` always sends the public view, ``public=False`` always the whole object.
 
 Delegating side (section 8.4):
 
@@ -46,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
 from .._wire import lower_headers, retry_after
 from ..exceptions import HarnessError, class_for_code
+from ._public import full_view, is_public, public_view
 from .jsonrpc import adopt, find_problem, from_jsonrpc
 
 if TYPE_CHECKING:
@@ -94,18 +101,32 @@ def agent_extension(
     return AgentExtension(uri=EXTENSION_URI, description=description, required=False)
 
 
-def _problem(err: HarnessError) -> dict[str, Any]:
-    problem = err.to_dict()
-    problem.pop("status", None)  # outside HTTP (section 6.2)
-    return problem
+def _view(err: HarnessError, public: bool | None) -> tuple[dict[str, Any], bool]:
+    """The object sent for ``err`` and whether it is the public view (see ``to_message``)."""
+    if is_public(err, public):
+        return public_view(err), True
+    return full_view(err), False
 
 
 def to_message(
-    err: HarnessError, *, text: str | None = None, task_id: str = "", context_id: str = ""
+    err: HarnessError,
+    *,
+    text: str | None = None,
+    task_id: str = "",
+    context_id: str = "",
+    public: bool | None = None,
 ) -> Message:
     """The status message for ``err``: a text part, a data part with the object.
 
     The text part is ``text`` if given, else ``detail``, else the title.
+
+    Public mode (draft section 10): ``public=None`` (the default) is public when ``err`` was
+    read from another party (an HTTP client's, an SDK's or the standard library's exception
+    through ``normalize()``, a drop-in from ``wrap()``, a received object); ``True`` always,
+    ``False`` never. In public mode the data part is ``public_problem(err)`` (no ``detail``,
+    ``model_feedback``, ``upstream`` or unknown members) and the text part is ``text`` if
+    given, else the title; the full object is logged at WARNING on the ``normalize_errors``
+    logger. A harness error the agent built itself is sent whole by default.
     """
     import uuid
 
@@ -113,17 +134,24 @@ def to_message(
     from a2a.types import Message, Role
 
     err = err.problem
+    problem, withheld = _view(err, public)
+    fallback = str(problem.get("title") or err.title) if withheld else err.detail or err.title
     return Message(
         message_id=str(uuid.uuid4()),
         role=Role.ROLE_AGENT,
-        parts=[new_text_part(text or err.detail or err.title), new_data_part(_problem(err))],
+        parts=[new_text_part(text or fallback), new_data_part(problem)],
         task_id=task_id,
         context_id=context_id,
     )
 
 
 def to_task_status(
-    err: HarnessError, *, text: str | None = None, task_id: str = "", context_id: str = ""
+    err: HarnessError,
+    *,
+    text: str | None = None,
+    task_id: str = "",
+    context_id: str = "",
+    public: bool | None = None,
 ) -> TaskStatus:
     """The ``TaskStatus`` of a task that ends because of ``err`` (Table 6); see ``to_message``."""
     from a2a.types import TaskState, TaskStatus
@@ -131,13 +159,25 @@ def to_task_status(
     state = TaskState.Value("TASK_STATE_" + task_state(err).upper())
     return TaskStatus(
         state=state,
-        message=to_message(err, text=text, task_id=task_id, context_id=context_id),
+        message=to_message(err, text=text, task_id=task_id, context_id=context_id, public=public),
     )
 
 
-async def finish(updater: TaskUpdater, err: HarnessError, *, text: str | None = None) -> None:
-    """End a task through the SDK's ``TaskUpdater`` in the state of Table 6, with the message."""
-    message = to_message(err, text=text, task_id=updater.task_id, context_id=updater.context_id)
+async def finish(
+    updater: TaskUpdater,
+    err: HarnessError,
+    *,
+    text: str | None = None,
+    public: bool | None = None,
+) -> None:
+    """End a task through the SDK's ``TaskUpdater`` in the state of Table 6, with the message.
+
+    ``public`` as for ``to_message``: by default an error read from another party is sent in
+    its public view and logged whole.
+    """
+    message = to_message(
+        err, text=text, task_id=updater.task_id, context_id=updater.context_id, public=public
+    )
     state = task_state(err)
     if state == "canceled":
         await updater.cancel(message)
@@ -147,14 +187,25 @@ async def finish(updater: TaskUpdater, err: HarnessError, *, text: str | None = 
         await updater.failed(message)
 
 
-def to_a2a_error(err: HarnessError, error_class: type[A2AError] | None = None) -> A2AError:
-    """The A2A protocol error carrying ``err`` in ``data`` (``InternalError`` by default)."""
+def to_a2a_error(
+    err: HarnessError,
+    error_class: type[A2AError] | None = None,
+    *,
+    public: bool | None = None,
+) -> A2AError:
+    """The A2A protocol error carrying ``err`` in ``data`` (``InternalError`` by default).
+
+    The message is ``detail``, else the title. ``public`` as for ``to_message``: in public
+    mode ``data`` is ``public_problem(err)`` and the message is the title.
+    """
     err = err.problem
     if error_class is None:
         from a2a.utils.errors import InternalError
 
         error_class = InternalError
-    failure = error_class(err.detail or err.title, data=_problem(err))
+    problem, withheld = _view(err, public)
+    message = str(problem.get("title") or err.title) if withheld else err.detail or err.title
+    failure = error_class(message, data=problem)
     failure.__cause__ = err
     return failure
 

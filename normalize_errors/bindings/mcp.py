@@ -43,7 +43,8 @@ groups), which ``normalize`` reads as ``upstream.authentication_failed`` with th
 Sampling (section 7.4): ``sampling_error(err)`` is the ``ErrorData`` a client's
 ``sampling_callback`` returns when its harness fails; ``sampling_declined()`` is the one for
 a user who declines (``policy.approval_denied``, JSON-RPC code ``-1`` as in the MCP
-specification's example).
+specification's example). ``sampling_error`` is in public mode by default for an error read
+from another party (``public=``, as ``install`` decides for tools).
 
 Supported: the ``mcp`` SDK 2.x (``MCPServer``, ``MCPError``). Every function imports the SDK
 only when it runs.
@@ -53,14 +54,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from .._facade import normalize
 from ..exceptions import HarnessError, class_for_code
-from .http import public_problem
+from ._public import full_view, is_public, public_view, read_from_another_party
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -124,37 +123,6 @@ def is_tool_error(err: HarnessError) -> bool:
     return err.code in TOOL_RESULT_CODES or err.category == "upstream"
 
 
-def _problem(err: HarnessError) -> dict[str, Any]:
-    problem = err.to_dict()
-    problem.pop("status", None)  # outside HTTP (section 6.2)
-    return problem
-
-
-_LOG: Final = logging.getLogger("normalize_errors")
-
-
-def read_from_another_party(err: HarnessError) -> bool:
-    """Whether ``err`` holds what another party said: a drop-in raised through ``wrap()``,
-    an object received from a peer (``untrusted``), or an error read from an exception
-    (``normalize()`` of an HTTP client's, an SDK's or the standard library's exception: that
-    exception as ``__cause__`` and what it said in ``upstream``)."""
-    if err.problem is not err or err.untrusted:
-        return True
-    cause = err.__cause__
-    return cause is not None and not isinstance(cause, HarnessError) and bool(err.upstream)
-
-
-def _public(err: HarnessError) -> dict[str, Any]:
-    """The public view of ``err`` (``public_problem``); the full object goes to the log."""
-    _LOG.warning(
-        "harness error withheld from the peer (public mode): %s",
-        json.dumps(_problem(err), ensure_ascii=False, default=str),
-    )
-    problem = public_problem(err)
-    problem.pop("status", None)
-    return problem
-
-
 def to_tool_result(err: HarnessError, *, public: bool = False) -> CallToolResult:
     """The ``CallToolResult`` of a tool execution error carrying ``err`` (section 7.2).
 
@@ -166,10 +134,10 @@ def to_tool_result(err: HarnessError, *, public: bool = False) -> CallToolResult
 
     err = err.problem
     if public:
-        problem = _public(err)
+        problem = public_view(err)
         text = str(problem.get("title") or err.title)
     else:
-        problem = _problem(err)
+        problem = full_view(err)
         text = err.model_feedback or err.detail or err.title
     return CallToolResult(
         is_error=True,
@@ -189,7 +157,7 @@ def to_mcp_error(err: HarnessError, code: int | None = None, *, public: bool = F
     if code is None:
         code = INVALID_PARAMS if err.code == "output.unknown_tool" else INTERNAL_ERROR
     if public:
-        problem = _public(err)
+        problem = public_view(err)
         failure = MCPError(code, str(problem.get("title") or err.title), problem)
     else:
         error = to_jsonrpc(err, code)
@@ -433,13 +401,26 @@ async def raise_for_auth(response: Any) -> None:
 # -- sampling ------------------------------------------------------------------------------
 
 
-def sampling_error(err: HarnessError, code: int | None = None) -> ErrorData:
-    """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4)."""
+def sampling_error(
+    err: HarnessError, code: int | None = None, *, public: bool | None = None
+) -> ErrorData:
+    """The ``ErrorData`` a ``sampling_callback`` returns when the harness fails (7.4).
+
+    Public mode (draft section 10): ``public=None`` (the default) is public when ``err`` was
+    read from another party (the client's own model call: an HTTP client's, an SDK's or the
+    standard library's exception through ``normalize()``, a drop-in, a received object);
+    ``True`` always, ``False`` never. In public mode ``data`` is ``public_problem(err)`` and
+    the message its title; the full object is logged at WARNING on the ``normalize_errors``
+    logger. A harness error the client built itself is sent whole by default.
+    """
     from mcp.types import ErrorData
 
     err = err.problem
     if code is None:
         code = SAMPLING_DECLINED if err.code == "policy.approval_denied" else INTERNAL_ERROR
+    if is_public(err, public):
+        problem = public_view(err)
+        return ErrorData(code=code, message=str(problem.get("title") or err.title), data=problem)
     error = to_jsonrpc(err, code)
     return ErrorData(code=error["code"], message=error["message"], data=error["data"])
 

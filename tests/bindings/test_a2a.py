@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -637,3 +638,156 @@ def test_from_task_never_raises_on_any_json(task: dict[str, Any], cancel_request
     """Whatever a remote agent sends, the answer is None or a valid harness error."""
     err = from_task(task, cancel_requested=cancel_requested)
     assert err is None or isinstance(valid(err), HarnessError)
+
+
+# -- Issue 22, finding 9: what the agent read from an internal service stays on the server --
+
+INTERNAL_HOST = "pg-internal-7.corp.example"
+CUSTOMER = "carol@customer.example"
+
+
+def internal_failure() -> HarnessError:
+    """normalize() of an httpx call whose "internal service" answers 500 naming a host and a
+    customer's address (the agent's own HTTP call, not its answer)."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        message = f"db user svc_billing at {INTERNAL_HOST} failed for {CUSTOMER}"
+        return httpx.Response(500, json={"error": {"message": message}})
+
+    service = httpx.Client(transport=httpx.MockTransport(answer), base_url="http://billing.corp")
+    try:
+        service.get("/invoices").raise_for_status()
+    except httpx.HTTPStatusError as exc:
+        return normalize(exc)
+    raise AssertionError("the internal service answered 500")
+
+
+class Internal(AgentExecutor):
+    """An agent whose own HTTP call fails; the user's text picks how it reports it."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        if text == "raise":
+            raise to_a2a_error(internal_failure())
+        if text == "raise-full":
+            raise to_a2a_error(internal_failure(), public=False)
+        assert context.message is not None
+        await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        assert context.task_id is not None
+        assert context.context_id is not None
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        if text == "full":
+            await finish(updater, internal_failure(), public=False)
+        elif text == "own":
+            await finish(updater, MaximumTurnsExceededError("Stopped at 50 turns for acct 42."))
+        else:
+            await finish(updater, internal_failure())
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """An ASGI transport that keeps every response body: what the peer received, as sent."""
+
+    def __init__(self, app: Starlette) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.bodies: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        self.bodies.append(body.decode("utf-8"))
+        return httpx.Response(response.status_code, headers=response.headers, content=body)
+
+
+@pytest.fixture
+def internal_agent() -> Recording:
+    handler = DefaultRequestHandler(Internal(), InMemoryTaskStore(), make_card())
+    return Recording(Starlette(routes=create_jsonrpc_routes(handler, "/")))
+
+
+def wire(transport: Recording, task: Any = None) -> str:
+    """Everything the peer saw: the raw response bodies and the task as JSON."""
+    seen = "\n".join(transport.bodies)
+    return seen if task is None else seen + json.dumps(MessageToDict(task))
+
+
+async def test_finish_keeps_an_internal_services_text_from_the_peer(
+    internal_agent: Recording, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Public by default for an error read from an HTTP client: the task names neither the
+    host nor the customer; the agent's log has the full object."""
+    with caplog.at_level("WARNING", logger="normalize_errors"):
+        task = only_task(await send(internal_agent, "internal"))
+    seen = wire(internal_agent, task)
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    for secret in (INTERNAL_HOST, CUSTOMER, "billing.corp", "svc_billing"):
+        assert secret not in seen
+    err = valid(from_task(task))
+    assert err.causes[0].code == "upstream.unavailable"
+    assert err.causes[0].detail is None
+    assert err.causes[0].upstream == {}
+    assert err.upstream["message"] == "Upstream Unavailable"
+    assert INTERNAL_HOST in caplog.text
+    assert CUSTOMER in caplog.text
+
+
+async def test_finish_public_false_forwards_the_whole_object(internal_agent: Recording) -> None:
+    """The opt-in: finish(..., public=False) sends what the agent's call read."""
+    task = only_task(await send(internal_agent, "full"))
+    seen = wire(internal_agent, task)
+    assert INTERNAL_HOST in seen
+    assert CUSTOMER in seen
+    assert valid(from_task(task)).causes[0].upstream["host"] == "billing.corp"
+
+
+async def test_finish_keeps_the_detail_of_an_error_the_agent_built(
+    internal_agent: Recording, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A harness error the agent built itself is its answer: sent whole, nothing logged."""
+    with caplog.at_level("WARNING", logger="normalize_errors"):
+        task = only_task(await send(internal_agent, "own"))
+    err = valid(from_task(task))
+    assert err.causes[0].detail == "Stopped at 50 turns for acct 42."
+    assert err.upstream["message"] == "Stopped at 50 turns for acct 42."
+    assert "withheld" not in caplog.text
+
+
+async def test_to_a2a_error_keeps_an_internal_services_text_from_the_peer(
+    internal_agent: Recording, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The protocol error: neither its message nor ErrorInfo.metadata names the host or the
+    customer, as sent on the wire and as the client's exception; the log has them."""
+    with caplog.at_level("WARNING", logger="normalize_errors"), pytest.raises(A2AError) as caught:
+        await send(internal_agent, "raise")
+    seen = wire(internal_agent) + repr(caught.value) + str(caught.value)
+    seen += json.dumps(getattr(caught.value, "data", None), default=str)
+    for secret in (INTERNAL_HOST, CUSTOMER, "billing.corp", "svc_billing"):
+        assert secret not in seen
+    err = valid(normalize(caught.value))
+    assert [c.code for c in err.causes] == ["upstream.unavailable"]
+    assert INTERNAL_HOST in caplog.text
+    assert CUSTOMER in caplog.text
+
+
+async def test_to_a2a_error_public_false_forwards_the_whole_object(
+    internal_agent: Recording,
+) -> None:
+    with pytest.raises(A2AError):
+        await send(internal_agent, "raise-full")
+    assert INTERNAL_HOST in wire(internal_agent)
+    assert CUSTOMER in wire(internal_agent)
+
+
+def test_the_writers_public_argument() -> None:
+    """to_task_status and to_a2a_error: None follows the rule, True and False force it."""
+    own = MaximumTurnsExceededError("Stopped at 50 turns for acct 42.")
+    assert "acct 42" in json.dumps(MessageToDict(to_task_status(own)))
+    assert "acct 42" not in json.dumps(MessageToDict(to_task_status(own, public=True)))
+    assert "acct 42" not in str(to_a2a_error(own, public=True))
+    read = internal_failure()
+    assert INTERNAL_HOST not in json.dumps(MessageToDict(to_task_status(read)))
+    assert INTERNAL_HOST in json.dumps(MessageToDict(to_task_status(read, public=False)))
+    explicit = to_task_status(read, text="The billing lookup failed.")
+    assert explicit.message.parts[0].text == "The billing lookup failed."

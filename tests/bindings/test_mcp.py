@@ -45,6 +45,7 @@ from normalize_errors.bindings.mcp import (
     raise_for_auth,
     reply,
     sampling_declined,
+    sampling_error,
     to_mcp_error,
     to_tool_result,
     tool_errors,
@@ -693,3 +694,48 @@ async def test_a_tools_own_harness_error_is_forwarded_in_public_mode() -> None:
     assert getattr(result.content[0], "text", None) == "Ask for fewer months."
     assert result.meta is not None
     assert result.meta[META_KEY]["detail"] == "Billing took too long."
+
+
+def internal_model_failure() -> HarnessError:
+    """normalize() of the client's own model call, answered 500 by an internal gateway."""
+    try:
+        internal_service().get("/v1/chat").raise_for_status()
+    except Exception as exc:
+        return normalize(exc)
+    raise AssertionError("the internal service answered 500")
+
+
+@pytest.mark.filterwarnings(SAMPLING_DEPRECATED)
+async def test_sampling_error_keeps_an_internal_services_text_from_the_server(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """7.4 in public mode (the default): the server the client samples for sees the code and
+    title only; the client's log has the full object."""
+    seen.clear()
+
+    async def fail(context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
+        return sampling_error(internal_model_failure())
+
+    with caplog.at_level("WARNING", logger="normalize_errors"):
+        async with Client(make_server(), mode="legacy", sampling_callback=fail) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("summarize", {})
+    [received] = seen
+    shown = caught.value.error.model_dump_json(by_alias=True) + json.dumps(received.to_dict())
+    for secret in (INTERNAL_HOST, CUSTOMER, "billing.corp", "svc_billing"):
+        assert secret not in shown
+    assert caught.value.error.message == "Upstream Unavailable"
+    assert valid(received).code == "upstream.unavailable"
+    assert INTERNAL_HOST in caplog.text
+    assert CUSTOMER in caplog.text
+
+
+def test_sampling_error_public_argument() -> None:
+    """public=False forwards the whole object; a client's own error is whole by default."""
+    full = sampling_error(internal_model_failure(), public=False)
+    assert INTERNAL_HOST in full.message
+    assert isinstance(full.data, dict)
+    assert full.data["upstream"]["host"] == "billing.corp"
+    own = sampling_error(ToolTimeoutError("The local model took too long."))
+    assert own.message == "The local model took too long."
+    assert sampling_error(ToolTimeoutError("acct 42"), public=True).message == "Tool Timeout"
