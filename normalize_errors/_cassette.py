@@ -180,5 +180,12 @@ def _kind(value: Any) -> str:
     """What ``value`` is, in a word, for an error message (never the value itself)."""
     if value is None:
         return "nothing"
-    names = {dict: "a mapping", list: "a list", str: "text", bytes: "bytes", bool: "a boolean"}
+    names = {
+        dict: "a mapping",
+        list: "a list",
+        str: "text",
+        bytes: "bytes",
+        bool: "a boolean",
+        int: "an integer",
+    }
     return names.get(type(value), f"a {type(value).__name__}")

@@ -421,7 +421,9 @@ def _read_traceback(text: str) -> tuple[Any, Any, Any, str] | None:
         message = "\n".join([first, *raw[at + 1 :]])  # a page spans lines
         status: Any = None
         body: Any = message
-        if provider == "google":  # APIError.__str__: f"{code} {status}. {details}"
+        if provider == "google" and not message.startswith("Error code: "):
+            # APIError.__str__: f"{code} {status}. {details}" (the Interactions API's errors
+            # print as openai's do, below)
             head, dot, details = message.partition(". ")
             words = head.split(" ")
             if dot and len(words) == 2 and _status_text(words[0]):

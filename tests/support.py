@@ -218,6 +218,28 @@ def recorded(provider: str, name: str) -> tuple[int, dict[str, str], bytes]:
     return found.status, found.headers, found.content
 
 
+def wrapped_openai(name: str) -> Any:
+    """``wrap()`` of a real openai client (no SDK retries) whose every request is answered
+    from memory with the shipped cassette ``openai/<name>``: its failures are drop-ins."""
+    import openai
+
+    from normalize_errors import wrap
+    from normalize_errors.providers._calls import http_library
+
+    http = http_library("openai")
+    status, headers, body = recorded("openai", name)
+
+    def answer(request: Any) -> Any:
+        return http.Response(status, headers=headers, content=body)
+
+    client = openai.OpenAI(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=http.Client(transport=http.MockTransport(answer)),
+    )
+    return wrap(client)
+
+
 # -- which rows of a provider's table decide ---------------------------------------------------
 
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -644,3 +645,147 @@ def test_classify_reads_an_rfc9457_problem_with_its_status() -> None:
     assert done.returncode == 0
     assert json.loads(done.stdout)["code"] == "upstream.rate_limited"
     assert "problem details" in done.stderr
+
+
+class StepFailed(Exception):
+    """An application's own exception, raised ``from`` the SDK's (a dotted name that is no
+    SDK's: ``tests.test_cli.StepFailed``)."""
+
+
+def test_classify_reads_the_sdk_error_under_an_applications_own() -> None:
+    """A traceback whose last exception is the application's, raised from the SDK's (as an
+    agent step that wraps its call prints it): the SDK's line, higher up, is read."""
+    import traceback
+
+    from normalize_errors import replay
+
+    outcome = replay.run(replay.load(replay.shipped() / "openai" / "insufficient_quota_429.yaml"))
+    assert outcome.exception is not None
+    assert outcome.error is not None
+    try:
+        raise StepFailed("the planning step failed") from outcome.exception
+    except StepFailed as exc:
+        pasted = "".join(traceback.format_exception(exc))
+    assert pasted.strip().endswith("tests.test_cli.StepFailed: the planning step failed")
+    done = cli("classify", stdin=pasted)
+    assert done.returncode == 0, done.stderr
+    problem = json.loads(done.stdout)
+    assert (problem["code"], problem["upstream"]["status"]) == (outcome.error.code, 429)
+    assert problem["retryable"] is outcome.error.retryable is False  # a quota: pay, not wait
+    assert "advice human" in done.stderr
+    alone = cli("classify", stdin="tests.test_cli.StepFailed: the planning step failed")
+    assert (alone.returncode, alone.stdout) == (2, "")  # one line of no SDK: not a traceback
+    assert "nothing could be read" in alone.stderr
+
+
+def test_classify_reads_a_pasted_interactions_api_traceback() -> None:
+    """google-genai's Interactions API raises errors that print as openai's do (``Error
+    code: 429 - {...}``): the status and the body's RetryInfo are read from the line, and
+    ``classify`` gives what ``normalize`` gives the exception itself."""
+    import traceback
+    import warnings
+
+    genai = pytest.importorskip("google.genai")
+    httpx = pytest.importorskip("httpx")
+    from google.genai import types
+
+    from normalize_errors import normalize
+
+    body = {
+        "error": {
+            "code": 429,
+            "message": "Resource exhausted.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}
+            ],
+        }
+    }  # constructed, as tests/providers/test_google.py's Interactions rate limit
+
+    def handle(request: Any) -> Any:
+        return httpx.Response(429, json=body)
+
+    sdk = genai.Client(
+        api_key="test-key",
+        http_options=types.HttpOptions(
+            api_version="v1beta",
+            retry_options=types.HttpRetryOptions(attempts=1),
+            httpx_client=httpx.Client(transport=httpx.MockTransport(handle)),
+        ),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 1.x: the API is experimental
+        try:
+            sdk.interactions.create(model="gemini-2.5-flash", input="Hello")
+        except Exception as caught:
+            exc = caught
+    pasted = "".join(traceback.format_exception(exc))
+    assert pasted.strip().splitlines()[-1].startswith("google.genai.")
+    assert "RateLimitError: Error code: 429 - {'error'" in pasted
+    done = cli("classify", stdin=pasted)
+    assert done.returncode == 0, done.stderr
+    problem = json.loads(done.stdout)
+    expected = normalize(exc)
+    assert (problem["code"], problem["retry_after"]) == (expected.code, expected.retry_after)
+    assert (problem["code"], problem["retry_after"]) == ("upstream.rate_limited", 1.5)
+    assert problem["upstream"]["status"] == 429 == expected.upstream["status"]
+    assert problem["upstream"]["provider"] == "google"
+
+
+@pytest.mark.parametrize(
+    ("line", "provider"),
+    [
+        # google-genai's UnknownApiResponseError (a chunk that is not JSON) has no status
+        (
+            "google.genai.errors.UnknownApiResponseError: Failed to parse response as JSON. "
+            "Raw response: <html>oops</html>",
+            "google",
+        ),
+        # a log that cut the line short inside the status
+        ("openai.APIStatusError: Error code: 42", "openai"),
+        # a Python set is no body an SDK prints: kept as the text it is
+        ("anthropic.BadRequestError: Error code: 400 - {'tools', 'messages'}", "anthropic"),
+    ],
+)
+def test_classify_keeps_a_message_it_cannot_read_a_status_or_body_from(
+    line: str, provider: str
+) -> None:
+    """The provider still comes from the module; no status is made up, and the message (or
+    the part after the status) is the body, as text."""
+    done = cli("classify", stdin=line)
+    assert done.returncode == 0, done.stderr
+    problem = json.loads(done.stdout)
+    assert problem["upstream"]["provider"] == provider
+    message = line.partition(": ")[2]
+    if "400" in line:
+        assert problem["upstream"]["status"] == 400
+        assert problem["detail"] == "{'tools', 'messages'}"
+    else:
+        assert "status" not in problem["upstream"]
+        assert problem["upstream"].get("message", "") == message.strip()
+
+
+def test_a_reader_gone_from_standard_output_ends_the_command_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In-process, on standard output itself: a pipe whose reader has closed makes ``main``
+    return 141, and standard output is pointed at the null device, so nothing written later
+    (at exit, say) raises again."""
+    import os
+
+    reader, writer = os.pipe()
+    os.close(reader)
+    stdout = os.fdopen(writer, "w", encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    try:
+        assert main(["codes"]) == 141
+        print("after the reader left", file=sys.stdout, flush=True)  # no BrokenPipeError
+    finally:
+        monkeypatch.undo()
+        stdout.close()
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    assert main(["codes"], Gone()) == 141  # another stream: the same status, stdout untouched

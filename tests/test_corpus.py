@@ -260,6 +260,35 @@ def test_the_cli_table_fits_80_columns_and_filters() -> None:
     assert "stream_event" not in text
 
 
+def test_the_cli_lists_every_missed_case_with_what_was_wrong(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without --json the report ends with one row per missed case: its id, the expected code
+    and the code it got, with the stated hint that was wrong when the code was right. The
+    misses are made from shipped cases (one expects another code, one the other retryable),
+    so the table does not depend on what the library gets wrong today."""
+    import dataclasses
+
+    right = [c for c in CASES if c.id not in MISSES and c.expected_code != "output.truncated"]
+    wrong_code = dataclasses.replace(right[0], expected_code="output.truncated", also_accept=())
+    got = corpus.run(right[1])
+    wrong_hint = dataclasses.replace(right[1], expected_retryable=not got.retryable)
+    monkeypatch.setattr(corpus, "load", lambda: [wrong_code, wrong_hint, right[2]])
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    assert main(["corpus"], out) == 0
+    text = out.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    table = text.split("missed case")[1]
+    assert wrong_code.id in table
+    assert wrong_hint.id in table
+    rows = " ".join(table.split())  # a long id takes a line of its own: read the words
+    assert f"output.truncated {corpus.run(right[0]).code} " in rows
+    assert f"{right[1].expected_code} {got.code} (wrong retryable)" in rows
+    assert right[2].id not in table
+    assert text.splitlines()[-1] == "corpus 0.1.0, split all: 1/3 (33%) right, 2 missed"
+
+
 @pytest.mark.parametrize(
     ("case_id", "valid"),
     [

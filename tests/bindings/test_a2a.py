@@ -780,6 +780,37 @@ async def test_to_a2a_error_public_false_forwards_the_whole_object(
     assert CUSTOMER in wire(internal_agent)
 
 
+def test_the_writers_withhold_a_drop_in_and_a_relayed_object_by_default(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two more errors that hold what another party said: the drop-in the agent's own model
+    call raised through ``wrap()`` (the vendor's message), and an object the agent received
+    from another agent and relays (``from_dict`` marks it untrusted). By default the peer
+    gets the code and title only; ``public=False`` sends them whole."""
+    from tests.support import recorded, wrapped_openai
+
+    model = wrapped_openai("context_length_exceeded_400")
+    with pytest.raises(HarnessError) as caught:
+        model.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "a long document"}]
+        )
+    drop_in = caught.value
+    assert drop_in.problem is not drop_in  # the drop-in class, its object behind it
+    vendor = json.loads(recorded("openai", "context_length_exceeded_400")[2])["error"]["message"]
+    relayed = HarnessError.from_dict(
+        MaximumTurnsExceededError("Stopped at 50 turns for acct 42.").to_dict()
+    )
+    assert relayed.untrusted
+    for err, secret in ((drop_in, vendor), (relayed, "acct 42")):
+        with caplog.at_level("WARNING", logger="normalize_errors"):
+            shown = json.dumps(MessageToDict(to_task_status(err))) + str(to_a2a_error(err))
+        assert secret not in shown
+        assert err.problem.code in shown
+        assert secret in caplog.text  # the agent's log keeps it
+        assert secret in json.dumps(MessageToDict(to_task_status(err, public=False)))
+        caplog.clear()
+
+
 def test_the_writers_public_argument() -> None:
     """to_task_status and to_a2a_error: None follows the rule, True and False force it."""
     own = MaximumTurnsExceededError("Stopped at 50 turns for acct 42.")

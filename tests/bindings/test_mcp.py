@@ -696,6 +696,41 @@ async def test_a_tools_own_harness_error_is_forwarded_in_public_mode() -> None:
     assert result.meta[META_KEY]["detail"] == "Billing took too long."
 
 
+async def test_install_withholds_a_wrapped_model_calls_error_raised_as_an_mcp_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A tool that calls a model through ``wrap(client)`` and gets the vendor's 400 for a
+    prompt over the context window (the shipped cassette): a drop-in, so read from another
+    party, and no tool result code, so a JSON-RPC error. Public mode gives the client the
+    code and title only; the vendor's message goes to the server's log."""
+    from tests.support import recorded, wrapped_openai
+
+    vendor = json.loads(recorded("openai", "context_length_exceeded_400")[2])["error"]["message"]
+    model = wrapped_openai("context_length_exceeded_400")
+    server = MCPServer("summaries")
+
+    @server.tool()
+    def summarize(text: str) -> str:
+        """Summarize ``text`` with a model."""
+        done = model.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": text}]
+        )
+        return str(done.choices[0].message.content)
+
+    with caplog.at_level("WARNING", logger="normalize_errors"):
+        async with Client(install(server)) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("summarize", {"text": "a long document"})
+    error = caught.value.error
+    assert (error.code, error.message) == (-32603, "Context Window Exceeded")
+    assert isinstance(error.data, dict)
+    assert error.data["code"] == "context.window_exceeded"
+    assert "upstream" not in error.data
+    assert "detail" not in error.data
+    assert vendor not in error.model_dump_json()
+    assert vendor[:40] in caplog.text  # the server's operators keep it
+
+
 def internal_model_failure() -> HarnessError:
     """normalize() of the client's own model call, answered 500 by an internal gateway."""
     try:

@@ -165,6 +165,31 @@ def test_a_file_just_under_the_cap_is_read(tmp_path: Path) -> None:
         ("interactions:\n- response: {status: {code: 500}, headers: [a]}\n", "headers: expected"),
         ("interactions:\n- response: {status: {code: 500}, body: [a]}\n", "body: expected"),
         ("interactions:\n- request: {uri: 5}\n  response: {status: {code: 500}}\n", "method"),
+        (
+            "interactions:\n- request: [GET]\n  response: {status: {code: 500}}\n",
+            "interactions[0].request: expected a mapping, found a list",
+        ),
+        (
+            "interactions:\n- request: {method: POST, uri: 'https://x.test/', body: {a: 1}}\n"
+            "  response: {status: {code: 500}}\n",
+            "interactions[0].request.body: expected text or bytes, found a mapping",
+        ),
+        (
+            "interactions:\n- request: {method: GET, uri: 'https://x.test/'}\n",
+            "interactions[0].response: expected a mapping, found nothing",
+        ),
+        (
+            "interactions:\n- response: {status: {code: 500}, headers: {7: [x]}}\n",
+            "interactions[0].response.headers: a header name is an integer, not text",
+        ),
+        (
+            "interactions:\n- response: {status: {code: 500}, headers: {retry-after: [{s: 1}]}}\n",
+            "interactions[0].response.headers.retry-after: expected text, found a mapping",
+        ),
+        (
+            "interactions:\n- response: {status: {code: 500}, headers: {x-flag: [true]}}\n",
+            "headers.x-flag: expected text, found a boolean",
+        ),
         ("metadata: [1]\ninteractions: []\n", "metadata: expected a mapping"),
         ("a: [\n", "not valid YAML"),
         ("a: !!python/object:os.system x\n", "not valid YAML"),
@@ -182,6 +207,23 @@ def test_a_malformed_cassette_is_refused_with_what_was_wrong(
     assert words in str(caught.value)
     with pytest.raises(ValueError, match="cassette"):  # a ValueError, as before
         Faults().fail(path)
+
+
+def test_a_response_without_a_body_is_served_as_an_empty_one(tmp_path: Path) -> None:
+    """``body`` may be left out (a 204, a HEAD): the reader accepts it, Faults serves no bytes."""
+    from normalize_errors.testing import Reply
+
+    text = (
+        "version: 1\n" + METADATA + "interactions:\n"
+        "- request: {method: HEAD, uri: 'https://api.openai.com/v1/models'}\n"
+        "  response:\n"
+        "    status: {code: 503, message: Service Unavailable}\n"
+        "    headers: {retry-after: ['7']}\n"
+    )
+    path = write(tmp_path, text)
+    assert "body" not in read_cassette(path)["interactions"][0]["response"]
+    [reply] = Reply.from_cassette(path)
+    assert (reply.status, reply.body, reply.headers) == (503, b"", [("retry-after", "7")])
 
 
 def test_use_cassette_refuses_a_request_vcrpy_cannot_read(tmp_path: Path) -> None:

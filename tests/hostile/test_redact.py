@@ -372,3 +372,79 @@ def test_redact_all_returns_clean_text_itself(piece: str, times: int) -> None:
 
     text = (piece * times)[:200_000] + "x" * 16_400
     assert redact_all(text) is text
+
+
+LOG_LINE = "INFO agent step 12 took 3.2 s\n"
+"""A clean log line (its spaces end every run of key characters)."""
+LAST = "\n(the last line)"
+"""What follows the piece: it must come out as it went in."""
+
+
+def around(edge: int, piece: str, tail: str = LAST) -> tuple[str, str]:
+    """A long log with ``piece`` starting 40 characters before position ``edge``, and the
+    text before ``piece``."""
+    head = (LOG_LINE * (edge // len(LOG_LINE) + 1))[: edge - 40]
+    return head + piece + tail, head
+
+
+COOKIES = "Cookie: " + "session=abcd; theme=dark; " * 40  # 1,048 characters: over MARGIN
+WRAPPED = "Cookie: sk-proj-AbCdEfGhIjKlMnOpQrStUvWx\nYz0123456789AbCdEfGhIjKl"
+"""A key hard-wrapped across a line inside a header value: the key runs past the value."""
+
+
+@pytest.mark.parametrize(
+    ("piece", "tail", "expected"),
+    [
+        # a value longer than MARGIN across a window's end, then to the end of the text
+        (COOKIES, LAST, "Cookie: [REDACTED]" + LAST),
+        (COOKIES, "", "Cookie: [REDACTED]"),
+        # a value longer than a whole window (42,000 characters)
+        ("Cookie: " + "session=abcd; " * 3000, LAST, "Cookie: [REDACTED]" + LAST),
+        # a hard-wrapped key: both its lines go
+        (WRAPPED, LAST, "Cookie: [REDACTED]" + LAST),
+    ],
+)
+def test_redact_all_of_a_long_log_redacts_a_value_across_a_window_edge(
+    piece: str, tail: str, expected: str
+) -> None:
+    """Whatever crosses a window's edge (the windows start every ``MAX_REDACT`` characters
+    and read ``MARGIN`` more), the whole value goes, the text before and after stays, and the
+    line alone reads the same through ``redact``."""
+    from normalize_errors._redact import MARGIN, MAX_REDACT, redact_all
+
+    for edge in (MAX_REDACT, MAX_REDACT + MARGIN, 2 * MAX_REDACT):
+        text, head = around(edge, piece, tail)
+        assert len(text) > MAX_REDACT
+        assert redact_all(text) == head + expected
+    if len(piece) < MAX_REDACT:
+        assert redact(piece + tail) == expected
+
+
+def test_redact_all_keeps_a_text_already_redacted_as_it_is() -> None:
+    """A long log whose only credentials are stand-ins (what the recorder or ``redact`` wrote)
+    comes back as the very same text: redacting again changes nothing."""
+    from normalize_errors._redact import MAX_REDACT, redact_all
+
+    lines = 'authorization: [REDACTED]\n{"x-api-key": "REDACTED"}\nGET /v1?key=%5BREDACTED%5D\n'
+    text = around(MAX_REDACT, lines * 3)[0] + LOG_LINE * 600
+    assert redact_all(text) is text
+    planted = text.replace('"REDACTED"', f'"{SECRETS[0]}"', 1)
+    out = redact_all(planted)
+    assert SECRETS[0] not in out
+    assert out == text.replace('"REDACTED"', '"[REDACTED]"', 1)
+
+
+def test_redact_all_reads_a_str_subclass_as_its_characters() -> None:
+    """A subclass whose ``__str__`` and ``__len__`` hide the text: its characters are read."""
+    from normalize_errors._redact import redact_all
+
+    class Hiding(str):
+        def __str__(self) -> str:
+            return "nothing to see"
+
+        def __len__(self) -> int:
+            return 0
+
+    out = redact_all(Hiding("Authorization: Bearer " + SECRETS[0]))
+    assert type(out) is str
+    assert out == "Authorization: [REDACTED]"

@@ -470,6 +470,51 @@ def test_error_envelopes_with_members_missing(
     assert err.upstream.get("message") == message
 
 
+@pytest.mark.parametrize(
+    ("inner", "code"),
+    [
+        ({"code": "ResponsibleAIPolicyViolation"}, "policy.content_filtered"),
+        ({"code": 17, "content_filter_result": {}}, "upstream.invalid_request"),
+        ({"content_filter_result": {"hate": {"filtered": False}}}, "upstream.invalid_request"),
+        ({"code": ["ResponsibleAIPolicyViolation"]}, "upstream.invalid_request"),
+    ],
+)
+def test_an_azure_innererror_code_counts_only_when_it_is_text(
+    inner: dict[str, Any], code: str
+) -> None:
+    """Azure's ``innererror.code`` is one more vendor id (``ResponsibleAIPolicyViolation``
+    decides on its own); a number, a list or no code at all adds none, and the 400 decides.
+    Constructed bodies with a neutral message; each read twice, as the second read takes the
+    kept ids."""
+    body = {"error": {"message": "Bad request.", "code": None, "innererror": inner}}
+    for _ in range(2):
+        err = valid(from_response(400, {}, body, provider="openai"))
+        assert err.code == code
+        assert err.upstream["innererror"] == inner
+
+
+class APIConnectionError(openai.APIConnectionError):
+    """A class of another package named as the SDK's and subclassing it (litellm's own
+    exceptions do so: ``litellm.exceptions.APIConnectionError``)."""
+
+
+def test_a_subclass_named_as_the_sdk_class_reads_as_the_sdk_class() -> None:
+    """The adapter looks for the class names of its table among the SDK's own modules: the
+    subclass of another module, named ``APIConnectionError`` too, is passed over for
+    openai's, and reads as openai's does."""
+    request = HTTP.Request("POST", "https://api.openai.com/v1/chat/completions")
+    own = APIConnectionError(message="Connection error.", request=request)
+    sdk = openai.APIConnectionError(message="Connection error.", request=request)
+    err, expected = valid(normalize(own)), valid(normalize(sdk))
+    assert (err.code, err.retryable) == ("upstream.unavailable", True)
+    assert err.upstream["code"] == "connection_error"
+    assert err.upstream["exception"] == f"{__name__}.APIConnectionError"  # the class raised
+    mine, theirs = err.to_dict(), expected.to_dict()
+    del mine["upstream"]["exception"], theirs["upstream"]["exception"]
+    assert mine == theirs
+    assert err.__cause__ is own
+
+
 def test_an_error_given_as_a_string_keeps_the_message_the_sdk_read() -> None:
     """A body ``{"error": "text"}`` (constructed) through the real client: the SDK's
     exception and the raw response give the text as the message."""
