@@ -187,7 +187,7 @@ RETRY_HINT: Final = _pattern(
 # -- _wording: meanings that words alone cannot say ------------------------------------------
 
 MODEL_MISSING: Final = _pattern(
-    r"model\b[^.\n]{0,120}?\b(?:not found|does not exist|not exist)",
+    r"model\b.{0,120}?\b(?:not found|does not exist|not exist)",
     MAX_MESSAGE,
     "search in a message cut to MAX_MESSAGE, only behind 'not found' or 'does not exist';"
     " starts with a literal, one bounded repeat.",

@@ -178,7 +178,6 @@ BILLING: Final = Family(
         "insufficient credit",
         "insufficient quota",
         "insufficient_quota",
-        "exceeded your current quota",
         "credit limit",
         "out of credits",
         "more credits",
@@ -212,7 +211,9 @@ BILLING: Final = Family(
     ),
 )
 """A spent balance, quota or budget, or an account in arrears: waiting will not help (a
-status of 429 or 500 says otherwise, and is wrong)."""
+status of 429 or 500 says otherwise, and is wrong). Not "exceeded your current quota": Gemini
+says that of a per-minute free-tier limit, which passes (OpenAI's table reads it with its
+code)."""
 
 CONTENT_FILTER: Final = Family(
     "content_filter",
@@ -255,7 +256,9 @@ CONTEXT: Final = Family(
     "context.window_exceeded",
     False,
     _PLAIN,
-    (*CONTEXT_WORDS, *_MORE_CONTEXT),
+    # "too many tokens" alone also says an output limit was asked too high (Cohere's "too many
+    # tokens: max tokens must be less than or equal to 4096"): the family leaves it out
+    (*(word for word in CONTEXT_WORDS if word != "too many tokens"), *_MORE_CONTEXT),
     frozenset({"context_length_exceeded", "tokens_too_long"}),
     rule_pattern(CONTEXT_COUNT),
     CONTEXT_COUNT_WORDS,
@@ -411,7 +414,7 @@ def wait_in_words(text: str) -> float | None:
     if "后" not in text:
         return None
     match = _WAIT.search(text)
-    if match is None:
-        return None
+    if match is None or (match.start() > 0 and text[match.start() - 1].isdigit()):
+        return None  # none, or the tail of a longer run of digits: no number of seconds
     seconds = float(match["n"]) * _WAIT_UNITS[match["unit"]]
     return min(max(seconds, 0.0), MAX_WAIT)
