@@ -25,7 +25,6 @@ from ._readers import extra_rules
 from ._redact import redact, sanitize
 from ._registry import code_info, status_code
 from ._values import field, sequence
-from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 from ._wire import (
     MAX_MESSAGE,
     html_title,
@@ -35,6 +34,7 @@ from ._wire import (
     short,
     stainless_retry_count,
 )
+from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 from .exceptions import HarnessError
 
 __all__ = [

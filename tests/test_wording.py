@@ -29,28 +29,47 @@ def _openai(message: str, **more: object) -> str:
         (429, "余额不足或无可用资源包,请充值。", "upstream.rate_limited", False),
         (500, "insufficient balance", "upstream.rate_limited", False),
         (429, "Budget has been exceeded! Current cost: 10.51", "upstream.rate_limited", False),
-        (403, "Access denied, please make sure your account is in good standing.",
-         "upstream.rate_limited", False),
+        (
+            403,
+            "Access denied, please make sure your account is in good standing.",
+            "upstream.rate_limited",
+            False,
+        ),
         # a content filter sent as a 400, 403 or 500
         (400, "系统检测到输入或生成内容可能包含不安全或敏感内容", "policy.content_filtered", False),
-        (403, "Input text data may contain inappropriate content.", "policy.content_filtered",
-         False),
+        (
+            403,
+            "Input text data may contain inappropriate content.",
+            "policy.content_filtered",
+            False,
+        ),
         (500, "输出内容涉及敏感信息，审核不通过", "policy.content_filtered", False),
         # a context overflow sent as a 400 or 500
-        (500, "length of prompt_tokens (68957) must be less than max_seq_len (65536).",
-         "context.window_exceeded", False),
+        (
+            500,
+            "length of prompt_tokens (68957) must be less than max_seq_len (65536).",
+            "context.window_exceeded",
+            False,
+        ),
         (400, "token数量超过上限", "context.window_exceeded", False),
         # an overload or a rate limit in words, with no status
         (None, "当前分组上游负载已饱和，请稍后再试", "upstream.overloaded", True),
         (None, "You have been rate limited.", "upstream.rate_limited", True),
         # a missing model, a wrong key
-        (None, "model 'llama3' not found, try pulling it first", "upstream.invalid_request",
-         False),
-        (400, "API Key not found. Please pass a valid API key.",
-         "upstream.authentication_failed", False),
+        (None, "model 'llama3' not found, try pulling it first", "upstream.invalid_request", False),
+        (
+            400,
+            "API Key not found. Please pass a valid API key.",
+            "upstream.authentication_failed",
+            False,
+        ),
         # a gateway that could not reach its upstream
-        (400, "upstream connect error or disconnect/reset before headers",
-         "upstream.unavailable", True),
+        (
+            400,
+            "upstream connect error or disconnect/reset before headers",
+            "upstream.unavailable",
+            True,
+        ),
     ],
 )
 def test_the_words_decide_over_a_plain_status(

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from .._envelopes import MEANINGS, read_envelope
 from .._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
@@ -46,7 +47,6 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._envelopes import MEANINGS, read_envelope
 from .._rules import Facts, Rule, add_upstream, build, classify, rule
 from .._values import field, integer, qualname, text_of
 from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short

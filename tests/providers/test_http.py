@@ -86,6 +86,8 @@ SDK_MODULES = tuple(
 )
 """The clients whose classes ``CLASSES`` names (``test_completeness.py`` checks each maps);
 requests, urllib3 and aiohttp are read by class-name patterns, see ``OTHER_CLIENTS``."""
+
+
 def _envelope_body(name: str, number: int) -> str:
     """A vendor envelope carrying ``number`` (constructed: the shape each vendor documents,
     no recorded message; the corpus holds recorded ones)."""
