@@ -7,15 +7,19 @@ bodies around them are constructed (the shape each server answers in).
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from normalize_errors import from_response
+from normalize_errors import HarnessError, corpus, from_response, wrap
 from normalize_errors._envelopes import stated_status
 from normalize_errors._rules import retry_hint
+from normalize_errors.providers._calls import http_library
+from tests.test_corpus import MESSAGES, serving
 
 
 def _openai(message: str, **more: object) -> str:
@@ -147,3 +151,63 @@ def test_any_message_gives_a_bounded_answer(message: str, status: int | None) ->
     assert err.code
     wait = err.retry_after
     assert wait is None or 0.0 <= wait <= 10**7
+
+
+# --- the corpus cases these tables changed, through the real openai client, sync and async ---
+
+CHANGED = (
+    "zhipu-insufficient-balance-1113-zh",
+    "zhipu-sensitive-content-1301",
+    "qwen-dashscope-arrearage-400",
+    "qwen-dashscope-data-inspection-failed-400",
+    "qwen-dashscope-algo-data-inspection-400",
+    "siliconflow-max-seq-len-20015",
+    "litellm-proxy-budget-exceeded-429",
+    "moonshot-rpm-try-again-after-429",
+    "ollama-openai-compat-model-not-found-404",
+)
+"""Dev-split cases with an HTTP error status whose answer the families, envelopes or waits
+changed (each came from its public source; see the corpus)."""
+
+
+def _case(case_id: str) -> corpus.Case:
+    return next(c for c in corpus.load() if c.id == case_id)
+
+
+@pytest.mark.parametrize("case_id", CHANGED)
+def test_changed_cases_through_the_wrapped_openai_client(case_id: str) -> None:
+    import openai
+
+    case = _case(case_id)
+    http = http_library("openai")
+    sdk = openai.OpenAI(
+        api_key="not-a-key",
+        max_retries=0,
+        http_client=http.Client(transport=serving(http, case)),
+    )
+    client: Any = wrap(sdk)
+    with pytest.raises(HarnessError) as raised:
+        client.chat.completions.create(model="m", messages=MESSAGES)
+    assert corpus.judge(case, raised.value.problem).right
+    assert isinstance(raised.value, openai.APIStatusError)  # still the vendor's exception
+
+
+@pytest.mark.parametrize("case_id", CHANGED)
+def test_changed_cases_through_the_wrapped_async_openai_client(case_id: str) -> None:
+    import openai
+
+    case = _case(case_id)
+    http = http_library("openai")
+    sdk = openai.AsyncOpenAI(
+        api_key="not-a-key",
+        max_retries=0,
+        http_client=http.AsyncClient(transport=serving(http, case)),
+    )
+    client: Any = wrap(sdk)
+
+    async def call() -> None:
+        await client.chat.completions.create(model="m", messages=MESSAGES)
+
+    with pytest.raises(HarnessError) as raised:
+        asyncio.run(call())
+    assert corpus.judge(case, raised.value.problem).right
