@@ -189,7 +189,8 @@ def test_changed_cases_through_the_wrapped_openai_client(case_id: str) -> None:
     with pytest.raises(HarnessError) as raised:
         client.chat.completions.create(model="m", messages=MESSAGES)
     assert corpus.judge(case, raised.value.problem).right
-    assert isinstance(raised.value, openai.APIStatusError)  # still the vendor's exception
+    vendor: Any = raised.value
+    assert isinstance(vendor, openai.APIStatusError)  # still the vendor's exception
 
 
 @pytest.mark.parametrize("case_id", CHANGED)
