@@ -508,6 +508,8 @@ def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
+    With no HTTP status, the status the body states stands in (``_envelopes.stated_status``);
+    a plain answer is then read again by its wording (``_wording.reread``).
     """
     if facts.status is None and facts.body is not None:
         facts.status = _envelopes.stated_status(facts.body)  # no HTTP status: the body's own
