@@ -10,7 +10,6 @@ HTTP responses.
 
 from __future__ import annotations
 
-from ._envelopes import error_object
 from ._groups import Walk, group, group_members, group_type, through_chain
 from ._readers import exception_reader, response_readers, routes
 from ._stdlib import internal, safe_text, stdlib
@@ -268,6 +267,8 @@ def respond(
     if provider is not None and provider not in providers.NAMES:
         provider = None  # a name no adapter or reader has: the body's shape decides
     if code is not None and 200 <= code <= 299:
+        from ._envelopes import error_object  # on first use: importing the package stays small
+
         found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
         if found is None:
             where = provider or "http"
