@@ -267,7 +267,9 @@ def respond(
     if provider is not None and provider not in providers.NAMES:
         provider = None  # a name no adapter or reader has: the body's shape decides
     if code is not None and 200 <= code <= 299:
-        found = stream_error(body_text(body))
+        from ._envelopes import error_object  # on first use: importing the package stays small
+
+        found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
         if found is None:
             where = provider or "http"
             return class_for_code("upstream.invalid_response")(

@@ -184,6 +184,21 @@ RETRY_HINT: Final = _pattern(
     "match (anchored) right after 'try again in' and the like, in a message cut to MAX_MESSAGE.",
 )
 
+# -- _wording: meanings that words alone cannot say ------------------------------------------
+
+MODEL_MISSING: Final = _pattern(
+    r"model\b.{0,120}?\b(?:not found|does not exist|not exist)",
+    MAX_MESSAGE,
+    "search in a message cut to MAX_MESSAGE, only behind 'not found' or 'does not exist';"
+    " starts with a literal, one bounded repeat.",
+)
+WAIT_IN_WORDS: Final = _pattern(
+    r"(?P<n>\d{1,6}(?:\.\d{1,3})?) ?(?P<unit>毫秒|秒钟|秒|分钟|分) ?后(?:再|重)",
+    MAX_MESSAGE,
+    "search in a message cut to MAX_MESSAGE, only when it holds '后'; starts with a bounded"
+    " digit run, every repeat bounded.",
+)
+
 # -- _stated: limits and tool calls a vendor states in its message ---------------------------
 
 RATE_LIMIT_STATED: Final = (  # run on the lower-cased message, each behind its literal

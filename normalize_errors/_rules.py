@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _stated
+from . import _envelopes, _stated, _wording
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._redact import redact, sanitize
@@ -34,6 +34,7 @@ from ._wire import (
     short,
     stainless_retry_count,
 )
+from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 from .exceptions import HarnessError
 
 __all__ = [
@@ -507,77 +508,27 @@ def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
+    With no HTTP status, the status the body states stands in (``_envelopes.stated_status``);
+    a plain answer is then read again by its wording (``_wording.reread``).
     """
+    if facts.status is None and facts.body is not None:
+        facts.status = _envelopes.stated_status(facts.body)  # no HTTP status: the body's own
     added = extra_rules(facts.provider)
     rows = table if isinstance(table, tuple) else tuple(table)
     row = (first_match(added, facts) if added else None) or first_match(rows, facts)
     if row is None:
-        return status_code(facts.status)
-    if row.retryable is not None:
-        return row.code, row.retryable
-    by_status, retryable = status_code(facts.status)
-    if by_status == row.code:
-        return row.code, retryable
-    return row.code, code_info(row.code).retryable
+        code, retryable = status_code(facts.status)
+    elif row.retryable is not None:
+        code, retryable = row.code, row.retryable
+    else:
+        by_status, retryable = status_code(facts.status)
+        if by_status != row.code:
+            retryable = code_info(row.code).retryable
+        code = row.code
+    return _wording.reread(code, retryable, facts)  # the words win over a plain answer
 
 
 # -- wording shared by providers and OpenAI-compatible servers ------------------------------
-
-CONTEXT_WORDS: Final = (
-    "context_length_exceeded",
-    "context length exceeded",
-    "maximum context length",
-    "context window",
-    "context limit",
-    "prompt is too long",
-    "input is too long",
-    "too many tokens",
-    "too many input tokens",
-    "reduce the length of the messages",
-    "max_tokens must be at least 1, got -",
-    # families: a context size or length that the input exceeds or overflows (llama.cpp,
-    # LM Studio, Ollama, vLLM), input or prompt lengths over a stated range (TGI, DashScope)
-    "context size",
-    "context_size",
-    "context the overflows",
-    "context overflow",
-    "context length of only",
-    "exceeds the available context",
-    "exceeds the context",
-    "exceed the context",
-    "maximum model length",
-    "maximum sequence length",
-    "max_model_len",
-    "range of input length",
-    "`inputs` tokens + `max_new_tokens`",
-    "`inputs` must have less than",
-    "prompt too long",
-    "prompt exceed",
-    "prompt length exceed",
-    "prompt token exceed",
-    "prompt tokens exceed",
-    "input exceed",
-    "input length exceed",
-    "input token exceed",
-    "input tokens exceed",
-    "input length too long",
-    "input length is too long",
-    "message too long",
-    "message is too long",
-    "messages too long",
-    "messages are too long",
-    "messages is too long",
-)
-"""How providers and OpenAI-compatible servers say the input is over the context window."""
-
-CONTEXT_COUNT_WORDS: Final = ("input token count", "the max", "too large for model with")
-CONTEXT_COUNT: Final = (
-    r"input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
-    r"(?:allowed )?(?:input )?tokens|too large for model with \d{1,12} maximum context"
-)
-"""The context-window wording that needs a pattern (a count between the words), behind
-``CONTEXT_COUNT_WORDS``, so it runs only on a message that has one of them."""
-
 
 _LIMIT_WORDS: Final = (
     " > ",
@@ -616,7 +567,7 @@ def context_limit(message: str | None) -> dict[str, Any] | None:
     return None
 
 
-_HINT_ANCHORS: Final = ("try again in ", "retry in ", "retry after ")
+_HINT_ANCHORS: Final = ("try again in ", "try again after ", "retry in ", "retry after ")
 _HINT: Final = RETRY_HINT.compiled()
 
 
@@ -643,7 +594,7 @@ def retry_hint(message: str | None) -> float | None:
         if unit == "m" or unit.startswith("min"):
             return number * 60.0
         return number
-    return None
+    return _wording.wait_in_words(text)
 
 
 # -- building the error ------------------------------------------------------------------------

@@ -235,7 +235,11 @@ def replace(value, in_rule=False):
             return Recorder(value, _patterns.MAX_MESSAGE)
         UNLISTED.append(value.pattern)
         return value
-    if isinstance(value, Rule):
+    if isinstance(value, Rule) or (  # a rule row, or a wording family (``_wording``)
+        isinstance(value, tuple)
+        and hasattr(value, "_fields")
+        and any(isinstance(v, re.Pattern) for v in value)
+    ):
         return type(value)(*(replace(v, True) for v in value))
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         return tuple(replace(v, in_rule) for v in value)
@@ -328,6 +332,11 @@ if MODE == "from_response":
     # a status that is no canonical one (the set of them is asked first): the pattern decides
     odd = json.dumps({"error": {"code": 400, "message": "m", "status": "A" * N}})
     results["google/odd status"] = answer(from_response(400, {}, odd, provider="google"))
+    # the wording families: a missing model's name between the words, a wait said in Chinese
+    missing = json.dumps({"message": "model " + "a " * 500 + "not found " * N})
+    results["http/model"] = answer(from_response(503, {}, missing))
+    wait = json.dumps({"message": "请 " + "1" * 1000 + " 秒后重试 " + "后" * N})
+    results["http/wait"] = answer(from_response(429, {}, wait))
 
 if MODE == "normalize":
     results["requests"] = answer(normalize(requests.exceptions.ConnectionError(
@@ -433,6 +442,9 @@ def test_worst_messages_through_from_response() -> None:
         assert results[f"{provider}/7/429"] == ["upstream.rate_limited", None, None, None]
     assert results["openai/1"][:3] == ["context.window_exceeded", 8192, None]
     assert results["google/odd status"][0] == "upstream.invalid_request"  # the 400 decides
+    # a "model" 1000 characters before "not found" names no model; a digit run's tail no wait
+    assert results["http/model"][0] == "upstream.unavailable"
+    assert results["http/wait"] == ["upstream.rate_limited", None, None, None]
     assert all(code != "harness.internal_error" for code, *_ in results.values())
     seen = report["seen"]
     for pattern in _patterns.ALL:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from .._envelopes import MEANINGS, read_envelope
 from .._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
@@ -68,7 +69,21 @@ NAME: Final = "http"
 
 _CLOUDFLARE_ORIGIN: Final = (520, 521, 522, 523, 524, 525, 526, 527, 530)
 
+ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
+    rule(
+        code,
+        f"{name} {', '.join(map(str, numbers))}: {what}",
+        retryable=retryable,
+        ids=[f"{name}:{number}" for number in numbers],
+    )
+    for name, rows in MEANINGS.items()
+    for code, retryable, numbers, what in rows
+)
+"""The documented codes of vendors' own envelopes (``_envelopes``), matched on the id
+``<envelope>:<code>`` the reader gives such a body."""
+
 TABLE: Final[tuple[Rule, ...]] = (
+    *ENVELOPE_ROWS,
     rule(
         "upstream.overloaded",
         "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
@@ -239,7 +254,17 @@ def _json_facts(parsed: Any, found: dict[str, Any]) -> None:
         parsed = next((item for item in parsed[:8] if isinstance(item, dict)), None)
     if not isinstance(parsed, dict):
         return
+    envelope = read_envelope(parsed)
+    if envelope is not None:  # Qianfan, iFlytek Spark, MiniMax: the vendor's own envelope
+        name, number, message = envelope
+        if message and message.strip():
+            found["message"] = short(message, MAX_MESSAGE)
+        found["vendor_code"] = str(number)
+        found["ids"] = [f"{name}:{number}"]
+        found["envelope"] = name
     error = parsed.get("error")
+    if isinstance(error, dict) and isinstance(error.get("error"), dict):
+        error = error["error"]  # nested two levels (OpenRouter): the innermost holds the words
     for obj in (error, parsed) if isinstance(error, dict) else (parsed,):
         for key in _MESSAGE_KEYS:
             value = obj.get(key)
@@ -290,6 +315,8 @@ def read(
         detail = f"{where}: {first}" if not first.startswith("<") else f"{where} (markup)"
     else:
         detail = f"{where} with an empty body"
+    if "envelope" in found:
+        more["envelope"] = found["envelope"]
     gateway = _gateway(text, title) if text else None
     if gateway:
         more["gateway"] = gateway
@@ -307,6 +334,7 @@ def read(
         text="" if title is not None else text,
         message=found.get("message"),
         vendor_code=found.get("vendor_code"),
+        ids=found.get("ids", ()),
         id_headers=_REQUEST_IDS,
         extra=more,
     )

@@ -443,6 +443,9 @@ def read_body(body: Any, facts: Facts) -> None:
         body = body[0]
     if isinstance(body, dict) and "error" in body:
         body = body["error"]  # the error object inside the envelope
+        inner = body.get("error") if isinstance(body, dict) else None
+        if isinstance(inner, dict) and "message" not in body:
+            body = inner  # nested two levels (OpenRouter): the innermost holds the words
     _read(body, facts)
 
 

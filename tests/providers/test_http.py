@@ -31,6 +31,7 @@ import pytest
 import requests
 
 from normalize_errors import HarnessError
+from normalize_errors._envelopes import MEANINGS
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors.providers import _calls, detect
 from normalize_errors.providers import http as adapter
@@ -85,9 +86,55 @@ SDK_MODULES = tuple(
 )
 """The clients whose classes ``CLASSES`` names (``test_completeness.py`` checks each maps);
 requests, urllib3 and aiohttp are read by class-name patterns, see ``OTHER_CLIENTS``."""
-TABLE_CASES = [functools.partial(adapter.from_response, 204, {}, "")]
+
+
+def _envelope_body(name: str, number: int) -> str:
+    """A vendor envelope carrying ``number`` (constructed: the shape each vendor documents,
+    no recorded message; the corpus holds recorded ones)."""
+    if name == "qianfan":
+        return json.dumps({"error_code": number, "error_msg": "x"})
+    if name == "spark":
+        return json.dumps({"header": {"code": number, "message": "x", "sid": "s", "status": 2}})
+    return json.dumps({"base_resp": {"status_code": number, "status_msg": "x"}})
+
+
+ENVELOPE_CASES = [
+    (name, number, code, retryable)
+    for name, rows in MEANINGS.items()
+    for code, retryable, numbers, _ in rows
+    for number in numbers
+]
+"""Every documented envelope code and the answer its row gives."""
+
+TABLE_CASES = [
+    functools.partial(adapter.from_response, 204, {}, ""),
+    *(
+        functools.partial(adapter.from_response, None, {}, _envelope_body(name, number))
+        for name, number, _, _ in ENVELOPE_CASES
+    ),
+]
 """A success given as an error (the 1xx-3xx row), asserted in
-``test_a_success_given_as_an_error_uses_the_1xx_to_3xx_row``."""
+``test_a_success_given_as_an_error_uses_the_1xx_to_3xx_row``; the envelope rows, asserted in
+``test_each_envelope_code_gives_its_documented_meaning``."""
+
+
+@pytest.mark.parametrize(("name", "number", "code", "retryable"), ENVELOPE_CASES)
+def test_each_envelope_code_gives_its_documented_meaning(
+    name: str, number: int, code: str, retryable: bool
+) -> None:
+    """A Qianfan, Spark or MiniMax code reads as its vendor documents it, with no status and
+    inside a 200 (where the envelope is the only sign of the error)."""
+    body = _envelope_body(name, number)
+    for status in (None, 200):
+        err = from_response(status, {}, body)
+        assert (err.code, err.retryable) == (code, retryable), (status, err.upstream)
+        assert err.upstream["code"] == str(number)
+
+
+def test_an_envelope_reporting_success_is_no_error() -> None:
+    """Code 0 is each envelope's success: a 200 carrying it reports no error."""
+    for name in MEANINGS:
+        assert from_response(200, {}, _envelope_body(name, 0)).code == "upstream.invalid_response"
 
 
 def entry(cls: type[BaseException]) -> str | None:

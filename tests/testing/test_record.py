@@ -86,6 +86,7 @@ class Vendor(BaseHTTPRequestHandler):
                 },
             )
         else:
+            # a 503 whose words say "overloaded" reads as upstream.overloaded (_wording)
             status, body = 503, {"detail": f"upstream overloaded ({sent})"}
             headers["retry-after"] = "4"
         data = json.dumps(body).encode()
@@ -191,7 +192,7 @@ def test_the_metadata_names_provider_call_and_code(recorded: list[Path]) -> None
     assert metas["anthropic"]["expect"] == {"code": "upstream.rate_limited"}
     assert metas["google"]["call"] == "models.generate_content"
     assert metas["google"]["request"] == {"model": "gemini-2.5-flash"}
-    assert metas["http"]["expect"] == {"code": "upstream.unavailable"}
+    assert metas["http"]["expect"] == {"code": "upstream.overloaded"}
     assert "REDACTED" in metas["http"]["url"]
     assert "mode=fast" in metas["http"]["url"]
 
@@ -274,7 +275,7 @@ def test_two_answers_with_the_same_status_get_two_names(vendor: str, tmp_path: P
     assert (meta["provider"], meta["call"], meta["expect"]) == (
         "http",
         "post",
-        {"code": "upstream.unavailable"},
+        {"code": "upstream.overloaded"},
     )
     assert "request" not in meta  # the text body is no JSON request to replay
 
@@ -326,7 +327,7 @@ def test_clients_other_than_httpx_are_recorded_too(vendor: str, tmp_path: Path) 
     got, sent = cassette(written[0]), cassette(written[1])
     assert got.interactions[0]["request"]["body"] == ""
     assert (got.status, "expect" in got.metadata) == (200, False)
-    assert sent.metadata["expect"] == {"code": "upstream.unavailable"}
+    assert sent.metadata["expect"] == {"code": "upstream.overloaded"}
     assert "user-agent" not in {k.lower() for k in sent.interactions[0]["request"]["headers"]}
 
 
