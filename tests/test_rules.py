@@ -122,7 +122,8 @@ def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> No
     assert err.retry_after == 26.0  # the body's own wait wins over the header
     assert err.upstream["domain"] == "googleapis.com"
     assert err.upstream["headers"]["x-request-id"] == "req_1"
-    assert err.detail is not None and err.detail.startswith("Quota exceeded")
+    assert err.detail is not None
+    assert err.detail.startswith("Quota exceeded")
     before = err.to_dict()
     headers["x-request-id"] = "req_2"
     facts.message = "changed"

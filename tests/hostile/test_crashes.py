@@ -29,8 +29,8 @@ from normalize_errors import (
     normalize,
     normalized,
 )
-from normalize_errors.bindings.http import read_problem, to_http
 from normalize_errors._rules import Facts, build
+from normalize_errors.bindings.http import read_problem, to_http
 from normalize_errors.exceptions import CauseStandIn
 
 from ..support import is_instance, valid
