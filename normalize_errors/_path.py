@@ -41,7 +41,7 @@ __all__ = [
 BodyReader = Callable[[Any, Facts], None]
 """Fills the facts from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
 ``more_ids`` (more vendor codes), ``request_id``, and members to keep in ``upstream``
-(``facts.keep({...})``)."""
+(``facts.extra = {**facts.extra, ...}``)."""
 
 _CONNECTION_CODES: Mapping[str, str] = {
     "APITimeoutError": "timeout",
@@ -167,4 +167,4 @@ def note_cause(exc: BaseException, facts: Facts) -> None:
     """Keep the class of ``exc.__cause__`` (the transport's error, say) as ``upstream.cause``."""
     cause = exc.__cause__
     if cause is not None:
-        facts.keep({"cause": f"{type(cause).__module__}.{type(cause).__name__}"})
+        facts.extra = {**facts.extra, "cause": f"{type(cause).__module__}.{type(cause).__name__}"}

@@ -50,8 +50,6 @@ _STATE: Final = frozenset(
         "_limit",
         "_location",
         "_upstream",
-        "_pending",
-        "_unread",
         "_causes",
         "_extensions",
         "untrusted",
@@ -62,8 +60,6 @@ _STATE: Final = frozenset(
 
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
-    err._settle()  # the members left to first use, before copying
-    err._read_detail()
     state: dict[str, Any] = {}
     from .exceptions import HarnessError
 

@@ -667,7 +667,7 @@ def _sanitize(value: Any, limit: int, depth: int, budget: list[int]) -> Any:
         return float(value) if math.isfinite(value) else None
     if depth >= MAX_DEPTH or budget[0] < 0:
         return "…"
-    if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
+    if isinstance(value, dict) or _mapping_like(value):
         out: dict[str, Any] = {}
         try:
             items = list(value.items())[:MAX_ITEMS]
@@ -685,6 +685,15 @@ def _sanitize(value: Any, limit: int, depth: int, budget: list[int]) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
     return utf8_safe(clip(_safe_repr(value), limit))
+
+
+def _mapping_like(value: Any) -> bool:
+    """Whether ``value`` looks like a mapping (``items`` and ``keys``); an object whose
+    attributes raise is none."""
+    try:
+        return hasattr(value, "items") and hasattr(value, "keys")
+    except Exception:
+        return False
 
 
 def _item(item: Any, limit: int, depth: int, budget: list[int]) -> Any:

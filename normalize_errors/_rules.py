@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from . import _envelopes, _stated, _wording
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
-from ._redact import redact, sanitize
 from ._registry import code_info, status_code
 from ._values import field, sequence
 from ._wire import (
@@ -35,7 +34,7 @@ from ._wire import (
     stainless_retry_count,
 )
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
-from .exceptions import HarnessError
+from .exceptions import HarnessError, _finite_wait, class_for_code
 
 __all__ = [
     "CONTEXT_COUNT",
@@ -65,30 +64,26 @@ _IDS: dict[tuple[Any, ...], frozenset[str]] = {}
 class Facts:
     """What an upstream said about one failure, as read by an adapter.
 
-    Only what the decision needs is read up front: status, the vendor's codes and message.
-    The rest waits for the first read of a member that needs it (see ``Pending`` in
-    ``exceptions``): the response headers are kept as the vendor's object (``raw_headers``)
-    and lower-cased on first use, ``attempts`` is read from ``source``'s request, and the
-    ``upstream`` member is built and redacted only when someone reads it.
+    It lives only while the error is made: ``build`` reads every member of the error from
+    it (``retry_after``, ``attempts``, ``limit``, ``detail``, ``upstream``) and lets it go, so
+    the error holds no vendor object but its ``__cause__``.
     """
 
     __slots__ = (
-        "_extra",
         "_headers",
-        "_later",
         "_lowered",
         "_message",
         "_request_id",
         "attempts",
         "body",
         "exception",
+        "extra",
         "id_headers",
         "in_stream",
         "more_ids",
         "provider",
         "raw_headers",
         "source",
-        "stated",
         "status",
         "stop_reason",
         "text",
@@ -143,10 +138,8 @@ class Facts:
         self.attempts = attempts
         self.source = source
         self.wait = wait
-        self._extra: Mapping[str, Any] = extra or {}
-        self._later: Callable[[], Mapping[str, Any]] | None = None
-        self.stated: re.Match[str] | None = None
-        """Where the message states a rate limit, when the decision read it (``build``)."""
+        self.extra: Mapping[str, Any] = extra or {}
+        """Members kept in ``upstream``: the vendor's own (its body's details, ids, links)."""
 
     @property
     def message(self) -> str | None:
@@ -215,76 +208,6 @@ class Facts:
     @request_id.setter
     def request_id(self, value: str | None) -> None:
         self._request_id = value
-
-    # -- what the error reads on first use (``exceptions.Pending``) ------------------------
-
-    def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
-        """``retry_after``, ``attempts`` and ``limit`` of an error of ``code``.
-
-        A wait the provider states (``wait``; else in the body, such as Gemini's
-        ``RetryInfo``, which a reader keeps as ``extra["retry_delay"]``; else
-        ``retry-after-ms`` or ``Retry-After``; else in the message for rate limits and
-        overloads) is reported whatever ``retryable`` says: the caller decides what to do
-        with it.
-        """
-        wait = self.wait
-        if wait is None and "retry_delay" in self.extra:  # a body's own wait (Gemini's RetryInfo)
-            wait = parse_duration(self.extra["retry_delay"])
-        if wait is None and self.raw_headers is not None:
-            wait = retry_after(self.headers)
-        if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
-            wait = retry_hint(self._message)
-        attempts = self.attempts
-        if attempts is None and self.source is not None:
-            attempts = attempts_of(self.source)
-        limit = None if self.stated is None else _stated.stated_limit(self.stated)
-        if limit is None and code == "context.window_exceeded":
-            limit = context_limit(self._message) or _stated.context_numbers(self.extra)
-        elif limit is None and code == "upstream.rate_limited" and self.raw_headers is not None:
-            limit = _stated.rate_limit_headers(self.headers)
-        return wait, attempts, limit
-
-    @property
-    def extra(self) -> Mapping[str, Any]:
-        """Members kept in ``upstream``, the vendor's own (see ``keep`` and ``defer``)."""
-        later = self._later
-        if later is not None:  # another thread reading meanwhile reads them too: same result
-            self._extra = {**later(), **self._extra}
-            self._later = None
-        return self._extra
-
-    @extra.setter
-    def extra(self, value: Mapping[str, Any]) -> None:
-        self._extra = value
-
-    def defer(self, members: Callable[[], Mapping[str, Any]]) -> None:
-        """Keep what ``members()`` returns, called when ``extra`` is first read.
-
-        For a reader's members that no decision needs (Gemini's help links, its field
-        violations): they are read only if someone reads ``upstream`` or a hint. They come
-        before the members kept with ``keep``, which win over them.
-        """
-        if self._later is not None:
-            self.extra  # noqa: B018 - an earlier deferral is read first, in order
-        self._later = members
-
-    def keep(self, members: Mapping[str, Any]) -> None:
-        """Keep ``members`` in ``upstream`` (they win over kept members of the same name).
-
-        ``extra`` is replaced, never changed in place (it may be shared); ``members`` itself
-        may become it, so pass a mapping nothing changes afterwards.
-        """
-        if self._later is not None:
-            self.extra  # noqa: B018 - the deferred members are read first, in order
-        self._extra = {**self._extra, **members} if self._extra else members
-
-    def upstream(self) -> dict[str, Any]:
-        """The ``upstream`` member (see ``upstream_of``)."""
-        return upstream_of(self)
-
-    def detail(self) -> str:
-        """The ``detail`` member (see ``detail_of``)."""
-        return detail_of(self)
 
 
 class Rule(NamedTuple):
@@ -623,34 +546,35 @@ def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
 def upstream_of(facts: Facts) -> dict[str, Any]:
     """The ``upstream`` member for ``facts``: provider first, then what the vendor said.
 
-    Every text is redacted and every nested value the vendor sent is sanitized here, so the
-    result can be stored as it is.
+    The texts are cut here; the error's constructor redacts and bounds the whole mapping
+    once (``sanitize``) when it stores it.
     """
     up: dict[str, Any] = {"provider": facts.provider}
     if facts.status is not None:
         up["status"] = facts.status
     code = facts.vendor_code or facts.vendor_type
     if code:
-        up["code"] = redact(short(code, 256))
+        up["code"] = short(code, 256)
     if facts.vendor_type:
-        up["type"] = redact(short(facts.vendor_type, 256))
+        up["type"] = short(facts.vendor_type, 256)
     if facts.stop_reason:
-        up["stop_reason"] = redact(short(facts.stop_reason, 256))
+        up["stop_reason"] = short(facts.stop_reason, 256)
     if facts.message:
-        up["message"] = redact(short(facts.message))
-    if facts.request_id:
-        up["request_id"] = redact(short(facts.request_id, 256))
+        up["message"] = short(facts.message)
+    request_id = facts.request_id
+    if request_id:
+        up["request_id"] = short(request_id, 256)
     if facts.exception:
         up["exception"] = facts.exception
     if facts.in_stream:
         up["in_stream"] = True
     headers = kept_headers(facts.headers)
     if headers:
-        up["headers"] = {name: redact(value) for name, value in headers.items()}
+        up["headers"] = headers
     for key, value in facts.extra.items():
-        up[redact(short(str(key), 256))] = sanitize(value)
+        up[short(str(key), 256)] = value
     if facts.text and facts.body is None and not facts.message:
-        up["body"] = redact(short(facts.text, 1024))
+        up["body"] = short(facts.text, 1024)
     return up
 
 
@@ -670,6 +594,32 @@ def detail_of(facts: Facts) -> str:
     return f"{facts.provider}: {facts.exception or 'error'}."
 
 
+def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
+    """``retry_after``, ``attempts`` and ``limit`` of an error of ``code``.
+
+    A wait the provider states (``wait``; else in the body, such as Gemini's ``RetryInfo``,
+    which a reader keeps as ``extra["retry_delay"]``; else ``retry-after-ms`` or
+    ``Retry-After``; else in the message for rate limits and overloads) is reported whatever
+    ``retryable`` says: the caller decides what to do with it.
+    """
+    wait = facts.wait
+    if wait is None and "retry_delay" in facts.extra:  # a body's own wait (Gemini's RetryInfo)
+        wait = parse_duration(facts.extra["retry_delay"])
+    if wait is None and facts.raw_headers is not None:
+        wait = retry_after(facts.headers)
+    if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
+        wait = retry_hint(facts.message)
+    attempts = facts.attempts
+    if attempts is None and facts.source is not None:
+        attempts = attempts_of(facts.source)
+    limit: Mapping[str, Any] | None = None
+    if code == "context.window_exceeded":
+        limit = context_limit(facts.message) or _stated.context_numbers(facts.extra)
+    elif code == "upstream.rate_limited" and facts.raw_headers is not None:
+        limit = _stated.rate_limit_headers(facts.headers)
+    return wait, attempts, limit
+
+
 def build(
     code: str,
     retryable: bool,
@@ -680,41 +630,58 @@ def build(
     limit: Mapping[str, Any] | None = None,
     location: Mapping[str, Any] | None = None,
 ) -> HarnessError:
-    """The typed error for ``code``, with the retry hints, limit and upstream of ``facts``."""
+    """The typed error for ``code``, every member read from ``facts`` now.
+
+    What cannot be read (a vendor object that raises while it is read) is left out: a hint
+    is dropped, ``upstream`` names the exception type that stopped it, ``detail`` falls back
+    to the code's title. The error is a snapshot: it keeps nothing of ``facts``.
+    """
     if limit is None and code == "upstream.rate_limited":
-        # found now, since it decides ``retryable``; kept in the facts, so the error
-        # builds the ``limit`` member only when it is first read
-        facts.stated = found = _stated.rate_limit_found(facts.lowered)
-        if found is not None and _stated.never_met(found):
-            retryable = False  # a quota of 0, or one request over the whole allowance
+        stated = _stated.rate_limit_found(facts.lowered)  # it decides ``retryable`` too
+        if stated is not None:
+            if _stated.never_met(stated):
+                retryable = False  # a quota of 0, or one request over the whole allowance
+            limit = _stated.stated_limit(stated)
     if model_feedback is None and code in _stated.TOOL_CODES:
-        model_feedback, stated = _stated.tool_failure(code, facts.message, facts.extra)
-        location = location or stated
-    # detail, retry_after, attempts, limit and upstream: read from the facts on first use
-    if detail is None and model_feedback is None and limit is None and location is None:
-        return HarnessError._decided(code, retryable, facts)  # most errors: nothing given
-    return HarnessError._decided(
-        code,
-        retryable,
-        facts,
-        detail=detail,
+        model_feedback, where = _stated.tool_failure(code, facts.message, facts.extra)
+        location = location or where
+    wait = attempts = None
+    try:
+        wait, attempts, hinted = hints(facts, code)
+        limit = limit or hinted
+    except Exception:  # a hint that cannot be read is left out
+        pass
+    try:
+        upstream = upstream_of(facts)
+    except Exception as bug:
+        upstream = {
+            "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
+        }
+    if detail is None:
+        try:
+            detail = detail_of(facts) or None
+        except Exception:  # no account can be read: the title stands in
+            detail = None
+    info = code_info(code)
+    return class_for_code(code)(
+        detail,
+        code=code,
+        title=info.title,
+        origin=info.origin,
+        retryable=retryable,
+        model_recoverable=info.model_recoverable,
         model_feedback=model_feedback,
+        retry_after=wait if wait is not None and _finite_wait(wait) else None,
+        attempts=attempts,
         limit=limit,
         location=location,
+        upstream=upstream,
     )
 
 
 def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
-    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name).
-
-    On an error whose facts are not read yet, they join the facts, so nothing is read
-    before it is needed.
-    """
-    pending = err._pending
-    if isinstance(pending, Facts):
-        pending.keep(dict(members))
-    else:
-        err.upstream = {**err.upstream, **members}
+    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name)."""
+    err.upstream = {**err.upstream, **members}
 
 
 def stop_error(

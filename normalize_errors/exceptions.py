@@ -60,28 +60,9 @@ from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any, ClassVar, Final, Protocol, TypeVar
+    from typing import Any, ClassVar, Final, TypeVar
 
     from ._types import Advice, Origin
-
-    class Pending(Protocol):
-        """What an adapter leaves for first use: the hints and ``upstream`` of one failure.
-
-        Reading the response headers for ``retry_after``, the request for ``attempts``, the
-        message for ``limit``, and redacting every vendor text for ``upstream`` is most of the
-        work of ``normalize()``; most callers read only ``code``, ``retryable`` and ``advice``.
-        So an adapter hands its facts over as a ``Pending`` and the error asks it once, on the
-        first read of any of these members (and before it is copied, compared or pickled).
-        """
-
-        def hints(self, code: str) -> tuple[float | None, int | None, Mapping[str, Any] | None]:
-            """``retry_after``, ``attempts`` and ``limit`` for an error of ``code``."""
-
-        def upstream(self) -> Mapping[str, Any]:
-            """The ``upstream`` member."""
-
-        def detail(self) -> str | None:
-            """The ``detail`` member, before redaction."""
 
 
 __all__ = [
@@ -201,23 +182,6 @@ class HarnessError(Exception):
     """The harness error code, such as ``upstream.rate_limited``."""
     _fixed_code: ClassVar[str | None] = None
     _category: ClassVar[str | None] = None
-    _pending: Pending | None = None
-    _unread: Pending | None = None
-    # What an error of ``_decided`` has until it is set (``__init__`` sets every member):
-    _type: str | None = IANA_TYPE
-    _detail: str | None = None
-    status: int | None = None
-    instance: str | None = None
-    _model_feedback: str | None = None
-    _retry_after: float | None = None
-    _attempts: int | None = None
-    max_attempts: int | None = None
-    _limit: Limit | None = None
-    _location: Location | None = None
-    _upstream: dict[str, Any] | None = None
-    untrusted: bool = False
-    result: Any = None
-    chunks: list[Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -279,8 +243,7 @@ class HarnessError(Exception):
         self.max_attempts = max_attempts
         self._limit: Limit | None = None if limit is None else _object(limit)
         self._location: Location | None = None if location is None else _location(location)
-        self._upstream: dict[str, Any] | None = None if upstream is None else _object(upstream)
-        self._pending: Pending | None = None
+        self._upstream: dict[str, Any] = (None if upstream is None else _object(upstream)) or {}
         self._causes = _bound_causes(list(causes), 1) if causes else []
         self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
         self.untrusted = untrusted
@@ -290,74 +253,6 @@ class HarnessError(Exception):
         self.chunks: list[Any] | None = None
         """The stream chunks received before a stream failed, when there are any."""
         super().__init__(*(() if self._detail is None else (self._detail,)))
-
-    @classmethod
-    def _decided(
-        cls,
-        code: str,
-        retryable: bool,
-        pending: Pending,
-        *,
-        detail: str | None = None,
-        model_feedback: str | None = None,
-        limit: Mapping[str, Any] | None = None,
-        location: Mapping[str, Any] | None = None,
-    ) -> HarnessError:
-        """An adapter's error: ``code`` and ``retryable`` decided, the rest from ``pending``.
-
-        The same error as ``class_for_code(code)(detail, code=code, retryable=retryable,
-        model_recoverable=<the registry's>, ...)`` whose ``retry_after``, ``attempts``,
-        ``upstream`` (and ``detail`` and ``limit`` when not given) are read from
-        ``pending`` on first use. It skips the checks the constructor runs on a caller's
-        values: ``code`` is one the library chose.
-        """
-        klass, template = _template(code)
-        err = klass.__new__(klass)
-        members = err.__dict__
-        members.update(template)
-        members["_retryable"] = retryable
-        members["_causes"] = []
-        members["_extensions"] = {}
-        members["_pending"] = pending
-        if detail is None:
-            members["_unread"] = pending
-        else:
-            members["_detail"] = _text(detail)
-            _ARGS.__set__(err, (members["_detail"],))
-        if model_feedback is not None:
-            members["_model_feedback"] = _text(model_feedback)
-        if limit is not None:
-            members["_limit"] = _object(limit)
-        if location is not None:
-            members["_location"] = _location(location)
-        return err
-
-    @property
-    def args(self) -> tuple[Any, ...]:
-        """``(detail,)``, as ``Exception`` keeps it."""
-        if self._unread is not None:
-            self._read_detail()
-        found: tuple[Any, ...] = _ARGS.__get__(self)
-        return found
-
-    @args.setter
-    def args(self, value: Any) -> None:
-        if self._unread is not None:
-            self._read_detail()
-        _ARGS.__set__(self, value)
-
-    def _read_detail(self) -> None:
-        """Fill ``detail`` from the adapter's facts (see ``_decided``); never raises."""
-        pending = self._unread
-        if pending is None:
-            return
-        try:
-            text = pending.detail()
-        except Exception:  # a vendor object that breaks while it is read
-            text = None
-        self._detail = None if not text else _text(text)
-        _ARGS.__set__(self, () if self._detail is None else (self._detail,))
-        self._unread = None  # last: another thread reading meanwhile reads the facts too
 
     # -- members with an explicit value and an effective one -----------------------------
 
@@ -378,13 +273,10 @@ class HarnessError(Exception):
     @property
     def detail(self) -> str | None:
         """What happened this time, for people (redacted)."""
-        if self._unread is not None:
-            self._read_detail()
         return self._detail
 
     @detail.setter
     def detail(self, value: str | None) -> None:
-        self._unread = None
         self._detail = None if value is None else _text(value)
         self.args = () if self._detail is None else (self._detail,)
 
@@ -429,40 +321,28 @@ class HarnessError(Exception):
     @property
     def retry_after(self) -> float | None:
         """Seconds to wait before the same call may succeed, when the upstream says so."""
-        if self._pending is not None:
-            self._settle()
         return self._retry_after
 
     @retry_after.setter
     def retry_after(self, value: float | None) -> None:
-        if self._pending is not None:
-            self._settle()
         self._retry_after = None if value is None else float(value)
 
     @property
     def attempts(self) -> int | None:
         """Attempts made, the SDK's own retries included, when known."""
-        if self._pending is not None:
-            self._settle()
         return self._attempts
 
     @attempts.setter
     def attempts(self, value: int | None) -> None:
-        if self._pending is not None:
-            self._settle()
         self._attempts = value
 
     @property
     def limit(self) -> Limit | None:
         """The exceeded limit: ``name``, ``value``, ``observed``, ``unit``."""
-        if self._pending is not None:
-            self._settle()
         return self._limit
 
     @limit.setter
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
-        if self._pending is not None:
-            self._settle()
         self._limit = None if value is None else _object(value)
 
     @property
@@ -477,50 +357,11 @@ class HarnessError(Exception):
     @property
     def upstream(self) -> dict[str, Any]:
         """What the upstream component said (redacted, size-bounded); empty if nothing."""
-        if self._pending is not None:
-            self._settle()
-        value = self._upstream
-        if value is None:
-            value = self._upstream = {}
-        return value
+        return self._upstream
 
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
-        if self._pending is not None:
-            self._settle()
-        self._upstream = None if value is None else _object(value)
-
-    def _settle(self) -> None:
-        """Fill the members the adapter left to first use (see ``Pending``); never raises.
-
-        Members set explicitly (in the constructor or since) keep their values. A vendor
-        object that breaks while it is read (a ``__float__`` or ``__getattr__`` that raises)
-        gives an ``upstream`` of ``{"unreadable": ...}`` naming the exception type instead.
-        The members are filled before the facts are let go, so another thread reading the
-        error meanwhile reads them too (at worst both read the facts, which give the same).
-        """
-        pending = self._pending
-        if pending is None:
-            return
-        try:
-            wait, attempts, limit = pending.hints(self.code)
-            if self._retry_after is None and wait is not None and _finite_wait(wait):
-                self._retry_after = float(wait)
-            if self._attempts is None:
-                self._attempts = attempts
-            if self._limit is None and limit is not None:
-                self._limit = _object(limit)
-        except Exception:  # a hint that cannot be read is left out
-            pass
-        if self._upstream is None:
-            try:
-                self._upstream = _data(pending.upstream())
-            except Exception as bug:
-                self._upstream = {
-                    "unreadable": "normalize-errors could not read the facts "
-                    f"({type(bug).__name__})"
-                }
-        self._pending = None
+        self._upstream = (None if value is None else _object(value)) or {}
 
     @property
     def causes(self) -> list[HarnessError]:
@@ -709,7 +550,7 @@ class HarnessError(Exception):
         return self.to_dict() == other.to_dict() and self.untrusted == other.untrusted
 
     def __hash__(self) -> int:
-        return hash((self.code, self.detail))
+        return hash(self.code)  # equal errors have equal codes; no setter changes it
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = _pickle_state(self)
@@ -1002,31 +843,6 @@ _CATEGORY_CLASSES: Final[dict[str, type[HarnessError]]] = {
 _CODE_CLASSES: Final[dict[str, type[HarnessError]]] = {
     cls.code: cls for base in _CATEGORY_CLASSES.values() for cls in base.__subclasses__()
 }
-
-
-_ARGS: Any = BaseException.__dict__["args"]
-"""``Exception``'s own ``args`` slot, under ``HarnessError.args``."""
-
-_TEMPLATES: dict[str, tuple[type[HarnessError], dict[str, Any]]] = {}
-
-
-def _template(code: str) -> tuple[type[HarnessError], dict[str, Any]]:
-    """The class of a new error of ``code`` and the members ``HarnessError._decided`` starts
-    it with (the rest are the class's defaults)."""
-    found = _TEMPLATES.get(code)
-    if found is None:
-        info = code_info(code)
-        found = _TEMPLATES[code] = (
-            class_for_code(code),
-            {
-                "code": code,
-                "_info": info,
-                "_title": info.title,
-                "_origin": info.origin,
-                "_model_recoverable": info.model_recoverable,
-            },
-        )
-    return found
 
 
 def class_for_code(code: str) -> type[HarnessError]:

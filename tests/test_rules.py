@@ -104,44 +104,33 @@ def test_context_limits_in_messages(message: str, limit: dict[str, int] | None) 
     assert context_limit(message) == limit
 
 
-def test_deferred_members_are_read_once_on_first_use_and_kept_members_win() -> None:
-    calls: list[int] = []
-
-    def later() -> dict[str, object]:
-        calls.append(1)
-        return {"help": ["https://example.test/help"], "domain": "deferred"}
-
-    facts = Facts("google", status=429, vendor_code="RESOURCE_EXHAUSTED")
-    facts.defer(later)
-    facts.keep({"domain": "kept"})  # reads the deferred members first: they come first
-    assert calls == [1]
-    assert list(facts.extra) == ["help", "domain"]
-    assert facts.extra["domain"] == "kept"
-    facts.defer(later)
-    facts.defer(lambda: {"second": True})  # an earlier deferral is read before the next
-    assert calls == [1, 1]
-    assert facts.extra["second"] is True
-    assert calls == [1, 1]
-
-
-def test_an_error_reads_deferred_members_only_when_upstream_or_a_hint_is_read() -> None:
+def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> None:
+    """Every member is read when the error is made; changing the facts afterwards (or the
+    vendor objects they came from) changes nothing in the error."""
     from normalize_errors._rules import build
 
-    calls: list[int] = []
-
-    def later() -> dict[str, object]:
-        calls.append(1)
-        return {"retry_delay": "26s"}
-
-    facts = Facts("google", status=429, vendor_code="RESOURCE_EXHAUSTED")
-    facts.defer(later)
+    headers = {"Retry-After": "7", "x-request-id": "req_1"}
+    facts = Facts(
+        "google",
+        status=429,
+        headers=headers,
+        message="Quota exceeded for metric: generate_content_free_tier_requests, limit: 10",
+        vendor_code="RESOURCE_EXHAUSTED",
+        extra={"retry_delay": "26s", "domain": "googleapis.com"},
+    )
     err = build("upstream.rate_limited", True, facts)
-    assert err.code == "upstream.rate_limited"
-    assert calls == []  # deciding needed none of them
-    assert err.retry_after == 26.0
-    assert calls == [1]
-    assert err.upstream["retry_delay"] == "26s"
-    assert calls == [1]
+    assert err.retry_after == 26.0  # the body's own wait wins over the header
+    assert err.upstream["domain"] == "googleapis.com"
+    assert err.upstream["headers"]["x-request-id"] == "req_1"
+    assert err.detail is not None
+    assert err.detail.startswith("Quota exceeded")
+    before = err.to_dict()
+    headers["x-request-id"] = "req_2"
+    facts.message = "changed"
+    facts.extra = {"domain": "changed"}
+    facts.status = 500
+    assert err.to_dict() == before
+    assert not any(value is facts for value in vars(err).values())
 
 
 def test_offered_tools_of_every_shape_and_what_is_no_collection() -> None:

@@ -240,7 +240,7 @@ def _read(body: Any, facts: Facts) -> None:
         code = text_of(details.get("error_code"))
         if code:
             facts.vendor_code = code
-        facts.keep({"details": details})
+        facts.extra = {**facts.extra, "details": details}
     request_id = body.get("request_id")
     if isinstance(request_id, str) and request_id:
         facts.request_id = request_id

@@ -126,7 +126,7 @@ def read_body(body: Any, facts: Facts) -> None:
         facts.message = message
     body_id = body.get("id")
     if isinstance(body_id, str) and body_id:
-        facts.keep({"id": body_id})
+        facts.extra = {**facts.extra, "id": body_id}
 
 
 SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)

@@ -430,8 +430,8 @@ def _read_ids(details: Any, ids: list[Any]) -> str | None:
 
 
 def _details_extra(details: Any) -> dict[str, Any]:
-    """What the details say beyond the ids, for ``upstream`` and the retry hint (read only
-    when one of them is read): domain, metadata, violations, retry delay, fields, help."""
+    """What the details say beyond the ids, for ``upstream`` and the retry hint: domain,
+    metadata, violations, retry delay, fields, help."""
     extra: dict[str, Any] = {}
     for kind, detail in _kinds(details):
         if kind == "ErrorInfo":
@@ -489,7 +489,7 @@ def _read(error: Any, facts: Facts) -> int | None:
     details = error.get("details")
     reason = _read_ids(details, ids)
     if isinstance(details, list) and details:
-        facts.defer(lambda: _details_extra(details))
+        facts.extra = {**_details_extra(details), **facts.extra}
     if "errors" in error:
         for item in sequence(error["errors"]):
             # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
@@ -651,7 +651,7 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
         }
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
     if in_stream:
-        facts.keep({"status": http})  # the stream's own status
+        facts.extra = {**facts.extra, "status": http}  # the stream's own status
     return _decide(facts)
 
 
@@ -661,7 +661,7 @@ def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
     if isinstance(reason, dict):
         _read(_inner(reason), facts)
     facts.exception = qualname
-    facts.keep({"close_code": code})
+    facts.extra = {**facts.extra, "close_code": code}
     for row in TABLE:
         if row.matches(facts):
             return _decide(facts)
@@ -687,7 +687,7 @@ def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError 
         close = integer(field(exc, "close_code"))
         server = text_of(field(exc, "server_code"))
         if close:
-            facts.keep({"close_code": close})
+            facts.extra = {**facts.extra, "close_code": close}
         if server:
             facts.vendor_code = server
         if status is None and not server:
@@ -750,7 +750,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
         exception="builtins.TypeError",
         in_stream=True,
     )
-    facts.keep({"sdk_error": short(str(exc), 256)})
+    facts.extra = {**facts.extra, "sdk_error": short(str(exc), 256)}
     return _decide(facts)
 
 

@@ -401,7 +401,7 @@ def _read(error: Any, facts: Facts) -> None:
     if not _OWN.issuperset(error):
         _read_more(error, facts, extra)
     if extra:
-        facts.keep(extra)
+        facts.extra = {**facts.extra, **extra}
 
 
 def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> None:

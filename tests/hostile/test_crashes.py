@@ -29,6 +29,7 @@ from normalize_errors import (
     normalize,
     normalized,
 )
+from normalize_errors._rules import Facts, build
 from normalize_errors.bindings.http import read_problem, to_http
 from normalize_errors.exceptions import CauseStandIn
 
@@ -110,7 +111,7 @@ def test_from_json_reads_huge_numbers_as_out_of_range() -> None:
         HarnessError("x", code="x-app.failed", retry_after=10**400)
 
 
-# -- upstream built lazily -------------------------------------------------------------------------
+# -- facts that break while the error is built ---------------------------------------------------
 
 
 class Hostile:
@@ -122,40 +123,41 @@ class Hostile:
     def __getattr__(self, name: str) -> Any:
         raise RuntimeError("no attributes")
 
-
-class Left:
-    """Facts left to first use (``exceptions.Pending``) whose reading goes wrong."""
-
-    def __init__(self, upstream: Any) -> None:
-        self.built = upstream
-
-    def hints(self, code: str) -> tuple[Any, Any, Any]:
-        value: Any = Hostile()
-        return float(value), None, None  # a __float__ that raises
-
-    def upstream(self) -> dict[str, Any]:
-        return dict(self.built())
-
-    def detail(self) -> str:
-        return "x"
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
 
 
-def broken() -> dict[str, Any]:
-    """An upstream builder reading a hostile value."""
-    value: Any = Hostile()
-    return {"wait": float(value)}
+HOSTILE_WAIT: Any = Hostile()
 
 
-def huge() -> dict[str, Any]:
-    """An upstream builder keeping an int over 4300 digits."""
-    return {"code": 10**5000}
+class BrokenHeaders:
+    """Response headers whose reading raises (a hostile or broken vendor object)."""
+
+    def items(self) -> Any:
+        raise RuntimeError("no items")
+
+    def keys(self) -> Any:
+        raise RuntimeError("no keys")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        raise RuntimeError("no get")
 
 
-@pytest.mark.parametrize("build", [broken, huge])
-def test_members_left_to_first_use_never_raise(build: Any) -> None:
-    """repr, to_dict, pickle and == of the returned error work whatever upstream holds."""
-    err = HarnessError("x", code="x-app.failed")
-    err._pending = Left(build)
+@pytest.mark.parametrize(
+    "facts",
+    [
+        Facts("openai", status=429, wait=HOSTILE_WAIT, message="slow down"),
+        Facts("openai", status=429, headers=BrokenHeaders(), message="slow down"),
+        Facts("openai", status=429, extra={"value": Hostile(), "code": 10**5000}),
+        Facts("openai", status=429, extra={"retry_delay": Hostile()}),
+    ],
+    ids=["wait", "headers", "extra", "retry-delay"],
+)
+def test_facts_that_break_while_read_give_an_error_all_the_same(facts: Facts) -> None:
+    """repr, to_dict, pickle and == of the error work whatever the facts held; a hint that
+    cannot be read is left out, and nothing is read later."""
+    err = build("upstream.rate_limited", True, facts)
+    assert err.code == "upstream.rate_limited"
     repr(err)
     valid(err)
     assert err.retry_after is None  # the hint that raised is left out
