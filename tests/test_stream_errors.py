@@ -43,6 +43,12 @@ from google.genai import errors as genai_errors
 from normalize_errors import HarnessError, class_for_code, from_response, normalize, wrap
 from normalize_errors.providers._calls import http_library
 
+# the event-stream framing and the boto3 client of the Bedrock adapter's tests
+from .providers.test_bedrock import MESSAGES as BEDROCK_MESSAGES
+from .providers.test_bedrock import MODEL, ORIGINAL, START, Stubber, _b64, serve
+from .providers.test_bedrock import client as bedrock_client
+from .providers.test_bedrock import event as bedrock_event
+from .providers.test_bedrock import exception as bedrock_exception
 from .support import recorded, valid
 
 
@@ -524,3 +530,120 @@ def test_gemini_stream_error_chunks(body: bytes, before: int, frame: Frame, vend
     assert len(err.problem.chunks) == before
     exc = raised(lambda: asyncio.run(consume_async(gemini_client(body))))
     check_error(normalize(exc), frame, "google")
+
+
+# -- bedrock (botocore) ------------------------------------------------------------------------
+
+
+class BedrockFrame(NamedTuple):
+    """An exception event of a Bedrock stream and what it must give."""
+
+    kind: str
+    message: str
+    source: str
+    code: str
+    retryable: bool
+    http: tuple[str, int]  # the HTTP twin's error code and status
+
+
+# The twins' statuses are the ConverseStream/InvokeModelWithResponseStream API
+# references' (section "Errors"); where a message is the reference's description of the
+# error, said so.
+BEDROCK_FRAMES = [
+    BedrockFrame(
+        "throttlingException",
+        "Too many requests, please wait before trying again. You have sent too many requests. "
+        "Wait before trying again.",
+        "https://github.com/aws-samples/aws-genai-llm-chatbot/issues/220",
+        "upstream.rate_limited",
+        True,
+        ("ThrottlingException", 429),
+    ),
+    BedrockFrame(
+        "modelStreamErrorException",
+        ORIGINAL["message"],  # the API reference's description (see ORIGINAL)
+        "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html",
+        "upstream.unavailable",
+        True,
+        ("ModelStreamErrorException", 424),
+    ),
+    BedrockFrame(
+        "serviceUnavailableException",
+        "The service isn't currently available.",  # the API reference's description
+        "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html",
+        "upstream.unavailable",
+        True,
+        ("ServiceUnavailableException", 503),
+    ),
+    BedrockFrame(
+        "validationException",
+        "Input is too long for requested model.",
+        "https://github.com/aws-samples/bedrock-chat/issues/95",
+        "context.window_exceeded",
+        False,
+        ("ValidationException", 400),
+    ),
+]
+BEDROCK_IDS = [frame.kind for frame in BEDROCK_FRAMES]
+
+# An Anthropic text delta as InvokeModelWithResponseStream carries it (a chunk event whose
+# bytes are the model's own event; the shape of Anthropic's streaming docs, constructed).
+DELTA = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}
+OPERATIONS = {
+    "converse_stream": ("ConverseStream", "stream", START),
+    "invoke_model_with_response_stream": (
+        "InvokeModelWithResponseStream",
+        "body",
+        [bedrock_event("chunk", {"bytes": _b64(DELTA)})],
+    ),
+}
+
+
+def bedrock_call(bedrock: Any, operation: str) -> Any:
+    if operation == "converse_stream":
+        return bedrock.converse_stream(modelId=MODEL, messages=BEDROCK_MESSAGES)
+    return bedrock.invoke_model_with_response_stream(modelId=MODEL, body=b"{}")
+
+
+@pytest.mark.parametrize("operation", list(OPERATIONS))
+@pytest.mark.parametrize("frame", BEDROCK_FRAMES, ids=BEDROCK_IDS)
+def test_bedrock_exception_frames(operation: str, frame: BedrockFrame) -> None:
+    """Ordinary events, then an exception message of the event stream: the wrapped client's
+    stream raises its twin's code with the events before it; the plain client's
+    ``EventStreamError`` normalizes to the same error; the HTTP twin (botocore's
+    ``ClientError`` of the same error code) gives the same code."""
+    kind, message, code, retryable = frame.kind, frame.message, frame.code, frame.retryable
+    name, key, before = OPERATIONS[operation]
+    frames = [*before, bedrock_exception(kind, {"message": message})]
+    seen: list[Any] = []
+
+    def consume(bedrock: Any) -> None:
+        seen.clear()
+        seen.extend(bedrock_call(bedrock, operation)[key])
+
+    real = bedrock_client()
+    serve(real, frames)
+    err = raised(lambda: consume(wrap(real)))
+    assert isinstance(err, HarnessError)
+    assert type(err.__cause__).__name__ == "EventStreamError"
+    assert isinstance(err, type(err.__cause__))  # a drop-in
+    problem = valid(err.problem)
+    assert (problem.code, problem.retryable) == (code, retryable)
+    expected = {"code": kind, "message": message, "operation": name, "in_stream": True}
+    assert {k: problem.upstream.get(k) for k in expected} == expected
+    assert len(seen) == len(before)
+    assert problem.chunks == seen
+
+    plain_client = bedrock_client()
+    serve(plain_client, frames)
+    exc = raised(lambda: consume(plain_client))
+    assert type(exc).__name__ == "EventStreamError"
+    same_error(valid(normalize(exc)), problem, retries=False)  # boto3 has no max_retries
+
+    twin_client = bedrock_client()
+    with Stubber(twin_client) as stub:
+        stub.add_client_error(operation, frame.http[0], message, frame.http[1])
+        twin_exc = raised(lambda: bedrock_call(twin_client, operation))
+    other = valid(normalize(twin_exc))
+    assert (other.code, other.retryable) == (code, retryable), other.upstream
+    assert "in_stream" not in other.upstream
