@@ -21,6 +21,10 @@ Facts worth knowing (see ``TABLE`` for the mapping):
   limit, although its wording is close to a context overflow's; only a
   ``ValidationException`` (or ``ModelErrorException``) is read for context-window wording
   ("Input is too long for requested model", "prompt is too long: N tokens > M maximum");
+* ``EventStreamError`` keeps only the event's ``Code`` and ``Message``: a
+  ``modelStreamErrorException``'s ``originalStatusCode`` and ``originalMessage`` are read
+  from the raw event in the traceback's last frame (botocore's ``EventStream._parse_event``),
+  so an unpickled copy of the exception has neither;
 * ``ModelNotReadyException`` (429) is a model still loading, which the AWS SDK itself retries:
   ``upstream.unavailable``, not a rate limit;
 * every ``botocore`` exception is read here, whatever AWS service raised it (the
@@ -313,8 +317,11 @@ def normalize(exc: BaseException) -> HarnessError | None:
     vendor_code = text_of(field(error, "Code"))
     message = text_of(field(error, "Message")) or text_of(field(response, "message"))
     # botocore's EventStreamError carries only the event's Code and Message (its parser drops
-    # the other members, originalStatusCode among them): read as data, they are kept (below)
+    # the other members, originalStatusCode among them): they are read from the raw event
+    # while the frame that raised it is still on the traceback (see _raw_event)
     in_stream = name == "EventStreamError"
+    if in_stream:
+        extra.update(_original(_raw_event(exc)))
     retries = integer(field(meta, "RetryAttempts"))
     facts = _facts(
         None if in_stream and (status is None or 200 <= status <= 299) else status,
@@ -329,6 +336,44 @@ def normalize(exc: BaseException) -> HarnessError | None:
     )
     result, retryable = classify(TABLE, facts)
     return build(result, retryable, facts)
+
+
+def _raw_event(exc: BaseException) -> Any:
+    """The parsed payload of the exception event an ``EventStreamError`` was raised for.
+
+    botocore raises it in ``EventStream._parse_event`` (``botocore/eventstream.py``), whose
+    ``response_dict`` local still holds the event's raw ``body`` while the exception's
+    traceback reaches that frame (an exception pickled or re-raised elsewhere has none).
+    """
+    tb = exc.__traceback__
+    for _ in range(256):
+        if tb is None or tb.tb_next is None:
+            break
+        tb = tb.tb_next
+    if tb is None or tb.tb_next is not None:
+        return None
+    frame = tb.tb_frame
+    if frame.f_globals.get("__name__") != "botocore.eventstream":
+        return None
+    if frame.f_code.co_name != "_parse_event":
+        return None
+    try:
+        raw = field(frame.f_locals.get("response_dict"), "body")
+    except Exception:  # a frame whose locals cannot be read
+        return None
+    return parse_body(raw) if isinstance(raw, (bytes, bytearray)) else None
+
+
+def _original(body: Any) -> dict[str, Any]:
+    """The model's own status and message a ``modelStreamErrorException`` event carries."""
+    extra: dict[str, Any] = {}
+    original = integer(field(body, "originalStatusCode"))
+    if original is not None:
+        extra["original_status"] = original
+    original_message = text_of(field(body, "originalMessage"))
+    if original_message:
+        extra["original_message"] = short(original_message)
+    return extra
 
 
 def _text(exc: BaseException) -> str | None:
@@ -542,13 +587,7 @@ _STREAM_ERRORS: Final = (
 
 def _stream_error(kind: str, body: Any) -> HarnessError:
     """An exception event of a stream given as data (botocore raises it when iterating)."""
-    extra: dict[str, Any] = {}
-    original = integer(field(body, "originalStatusCode"))
-    if original is not None:
-        extra["original_status"] = original
-    original_message = text_of(field(body, "originalMessage"))
-    if original_message:
-        extra["original_message"] = short(original_message)
+    extra = _original(body)
     facts = _facts(None, {}, kind, text_of(field(body, "message")), in_stream=True, extra=extra)
     code, retryable = classify(TABLE, facts)
     return build(code, retryable, facts)

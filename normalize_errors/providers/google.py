@@ -23,7 +23,8 @@ Facts worth knowing (see ``TABLE`` for the mapping):
   or ``retry_after`` is first read;
 * the wait is in ``RetryInfo.retryDelay`` (``"26s"``), which the SDK never reads; a
   daily or zero free-tier quota cannot be waited out, whatever ``RetryInfo`` says;
-* an ``{"error": ...}`` chunk inside a stream raises ``ClientError``/``ServerError``
+* an ``{"error": ...}`` chunk inside a stream (``error`` its first member: the SDK drops
+  an ``error`` after other members) raises ``ClientError``/``ServerError``
   chosen by the body's code, with a response wrapper whose status is always 200
   (reported as ``upstream.in_stream``); an error chunk with no numeric code makes the SDK
   itself fail with ``TypeError: '<=' not supported between 'int' and 'NoneType'``,

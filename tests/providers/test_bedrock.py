@@ -883,9 +883,10 @@ ORIGINAL = {
 
 
 def test_a_stream_error_keeps_the_models_original_status_and_message() -> None:
-    """Raised by botocore mid-stream or given as data, the event reads the same; given as
-    data, the model's own status and message ride along in ``upstream`` (botocore's
-    exception keeps only the event's code and message)."""
+    """Raised by botocore mid-stream, through wrap() or given as data, the event reads the
+    same, and the model's own status and message ride along in ``upstream``: botocore's
+    exception keeps only the event's code and message, so they are read from the raw event
+    its traceback still holds; a copy without that traceback (unpickled) has only those."""
     bedrock = client()
     serve(bedrock, [*START, exception("modelStreamErrorException", ORIGINAL)])
     response = bedrock.converse_stream(modelId=MODEL, messages=MESSAGES)
@@ -896,10 +897,17 @@ def test_a_stream_error_keeps_the_models_original_status_and_message() -> None:
     }
     raised_err = valid(normalize(exc))
     given = valid(adapter.diagnose_stream([{"modelStreamErrorException": ORIGINAL}], None))
-    for err in (raised_err, given):
+    wrapped = client()
+    serve(wrapped, [*START, exception("modelStreamErrorException", ORIGINAL)])
+    stream = wrap(wrapped).converse_stream(modelId=MODEL, messages=MESSAGES)["stream"]
+    typed: Any = raised(lambda: _consume(stream))
+    for err in (raised_err, given, typed.problem):
         assert (err.code, err.retryable) == ("upstream.unavailable", True)
-    assert given.upstream["original_status"] == 500
-    assert given.upstream["original_message"] == ORIGINAL["originalMessage"]
+        assert err.upstream["original_status"] == 500
+        assert err.upstream["original_message"] == ORIGINAL["originalMessage"]
+    copy = valid(normalize(pickle.loads(pickle.dumps(exc))))
+    assert (copy.code, copy.upstream["message"]) == ("upstream.unavailable", ORIGINAL["message"])
+    assert "original_status" not in copy.upstream
 
 
 def test_converse_results_that_are_output_or_not_tools_at_all() -> None:
