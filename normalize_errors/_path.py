@@ -15,8 +15,8 @@ Everything else happens here, once, for every provider:
    none, and the class of its ``__cause__``;
 4. otherwise the table decides (``classify``), and ``build`` makes the error.
 
-What only matters when a member is read (``retry_after``, ``attempts``, ``limit``,
-``upstream``) waits until it is read (see ``Facts``).
+``build`` computes every member (``detail``, ``retry_after``, ``attempts``, ``limit``,
+``upstream``) at once and hands them to the error's constructor: an error is a snapshot.
 """
 
 from __future__ import annotations

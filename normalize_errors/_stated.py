@@ -1,7 +1,7 @@
 """What a vendor states beyond its codes: the limit it names, the tool call it refused.
 
-``_rules.build`` asks this module once the code is decided (and ``Facts.hints`` when the
-member is first read, for what the headers state):
+``_rules.build`` asks this module once the code is decided (and ``_rules.hints``, for what
+the headers state):
 
 - for ``context.window_exceeded``, the context size and prompt size a server puts in its
   error object as numbers (llama.cpp's ``n_ctx`` and ``n_prompt_tokens``) when the message

@@ -19,8 +19,8 @@ Facts worth knowing (see ``TABLE`` for the mapping):
   ``UNAVAILABLE``) before the message's words, and the generic statuses
   (``INVALID_ARGUMENT``, ``INTERNAL``, ...) last, after the words and the HTTP status;
 * the decision reads only the ids of ``details``; the rest (domain, metadata,
-  violations, ``RetryInfo``, field violations, help links) is read when ``upstream``
-  or ``retry_after`` is first read;
+  violations, ``RetryInfo``, field violations, help links) goes into ``upstream`` and
+  ``retry_after`` when the error is made;
 * the wait is in ``RetryInfo.retryDelay`` (``"26s"``), which the SDK never reads; a
   daily or zero free-tier quota cannot be waited out, whatever ``RetryInfo`` says;
 * an ``{"error": ...}`` chunk inside a stream (``error`` its first member: the SDK drops
