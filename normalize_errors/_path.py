@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ._rules import Facts, Rule, build, class_entry, classify
+from ._rules import Facts, Table, build, class_entry, classify
 from ._values import field, integer, qualname
 from ._wire import body_text, parse_body, short
 from .exceptions import HarnessError
@@ -60,7 +60,7 @@ class SDK(NamedTuple):
     roots: tuple[str, ...]
     """The SDKs' top-level modules; only classes under them are looked up in ``classes``."""
     classes: Mapping[str, tuple[str, bool] | None]
-    table: tuple[Rule, ...]
+    table: Table
     read_body: BodyReader
     id_headers: tuple[str, ...] = ()
     """Response headers that carry the request id, first found wins."""

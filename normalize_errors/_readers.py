@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
     from weakref import WeakKeyDictionary
 
-    from ._rules import Rule
+    from ._rules import Rule, Table
     from .exceptions import HarnessError
 
     ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
@@ -79,7 +79,7 @@ read whatever the response looks like when it is named."""
 
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
-_RULES: dict[str, tuple[Rule, ...]] = {}
+_RULES: dict[str, Table] = {}
 _PER_CLASS: list[WeakKeyDictionary[type, Any]] = []
 """``[readers, routes]``, made on first use (``import normalize_errors`` loads no ``weakref``):
 ``exception_reader``'s answer per exception class, and ``_facade``'s (the adapter that reads
@@ -152,12 +152,14 @@ def add_rules(provider: str, *rules: Rule) -> None:
 
     Rules added later are tried before rules added earlier.
     """
-    _RULES[provider] = (*rules, *_RULES.get(provider, ()))
+    from ._rules import Table
+
+    _RULES[provider] = Table(*rules, *_RULES.get(provider, ()))
 
 
-def extra_rules(provider: str) -> tuple[Rule, ...]:
-    """The rules added for ``provider`` (empty unless ``add_rules`` was called)."""
-    return _RULES.get(provider, ()) if _RULES else ()
+def extra_rules(provider: str) -> Table | None:
+    """The rules added for ``provider`` (``None`` unless ``add_rules`` was called)."""
+    return _RULES.get(provider) if _RULES else None
 
 
 _LOADED_RESPONSES: dict[str, ResponseReader] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from . import _envelopes, _stated, _wording
@@ -43,22 +43,18 @@ __all__ = [
     "Facts",
     "Rule",
     "StopRow",
+    "Table",
     "add_upstream",
     "attempts_of",
     "build",
     "class_entry",
     "classify",
     "context_limit",
-    "first_match",
     "offered_names",
     "retry_hint",
     "stop_error",
     "tool_call_problem",
 ]
-
-
-_IDS: dict[tuple[Any, ...], frozenset[str]] = {}
-"""``Facts.ids`` by the vendor's code, type and more ids, as given (a provider repeats a few)."""
 
 
 class Facts:
@@ -128,7 +124,7 @@ class Facts:
         """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
         self.vendor_type = vendor_type
         """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
-        self.more_ids: Iterable[Any] = ids
+        self.more_ids: tuple[Any, ...] = tuple(ids)
         """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
         self._request_id = request_id
         self.id_headers = id_headers
@@ -164,22 +160,7 @@ class Facts:
     @property
     def ids(self) -> frozenset[str]:
         """Every code, type and reason the vendor gave, in lower case (rules match these)."""
-        more = self.more_ids
-        if not more:  # the usual case: a code and a type
-            key: tuple[Any, ...] = (self.vendor_code, self.vendor_type)
-        elif isinstance(more, (list, tuple)) and all(type(i) is str for i in more):
-            key = (self.vendor_code, self.vendor_type, *more)
-        else:  # an iterator (read once), or ids that are not all text: not kept
-            return self._lowered_ids(more)
-        found = _IDS.get(key)
-        if found is None:
-            if len(_IDS) >= 512:
-                _IDS.clear()  # hostile input: ids that never repeat
-            found = _IDS[key] = self._lowered_ids(more)
-        return found
-
-    def _lowered_ids(self, more: Iterable[Any]) -> frozenset[str]:
-        names = {str(i).lower() for i in more if i is not None and i != ""}
+        names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
         if self.vendor_code:
             names.add(self.vendor_code.lower())
         if self.vendor_type:
@@ -363,71 +344,69 @@ def attempts_of(exc: BaseException) -> int | None:
     return None if count is None else count + 1
 
 
-class _Index:
-    """Where the rows of one table can match: by HTTP status, by vendor id, or anywhere.
+class Table:
+    """A provider's rules in order, with the index that finds the rows that can match.
 
-    ``candidates`` answers, for a status and a set of vendor ids, which rows can match at
-    all, in table order; answers are kept (a few hundred at most), since a provider sends
-    the same few combinations again and again.
+    The index is built once, when the table is made: which rows name a vendor id, which an
+    HTTP status, and which can match anywhere. ``first_match`` then tries only the rows a
+    failure's status and ids can select, in table order, so a row's words and pattern run
+    only when its status and ids already hold. A table is immutable and iterates as its rows.
     """
 
-    __slots__ = ("anywhere", "by_id", "by_status", "known", "rows")
+    __slots__ = ("_by_id", "_by_status", "_none", "rows")
 
-    def __init__(self, rows: tuple[Rule, ...]) -> None:
-        self.rows = rows
-        self.anywhere: set[int] = set()
-        self.by_status: dict[int, set[int]] = {}
-        self.by_id: dict[str, set[int]] = {}
-        for number, row in enumerate(rows):
+    def __init__(self, *rows: Rule) -> None:
+        self.rows: tuple[Rule, ...] = rows
+        anywhere: list[int] = []
+        by_status: dict[int, list[int]] = {}
+        by_id: dict[str, list[int]] = {}
+        for number, row in enumerate(self.rows):
             if row.ids:
                 for name in row.ids:
-                    self.by_id.setdefault(name, set()).add(number)
+                    by_id.setdefault(name, []).append(number)
             elif row.status:
                 for status in row.status:
-                    self.by_status.setdefault(status, set()).add(number)
+                    by_status.setdefault(status, []).append(number)
             else:
-                self.anywhere.add(number)
-        self.known: dict[tuple[int | None, frozenset[str]], tuple[Rule, ...]] = {}
+                anywhere.append(number)
+        self._none: tuple[int, ...] = tuple(anywhere)
+        """The rows that can match whatever the status and ids: word and pattern rows."""
+        self._by_status: dict[int, tuple[int, ...]] = {
+            status: tuple(sorted({*anywhere, *numbers})) for status, numbers in by_status.items()
+        }
+        """Per status, the rows a failure of that status can match before its ids are asked."""
+        self._by_id: dict[str, tuple[int, ...]] = {k: tuple(v) for k, v in by_id.items()}
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> Rule:
+        return self.rows[index]
+
+    def __repr__(self) -> str:
+        return f"Table({len(self.rows)} rows)"
 
     def candidates(self, status: int | None, ids: frozenset[str]) -> tuple[Rule, ...]:
         """The rows that can match a failure with ``status`` and ``ids``, in table order."""
-        key = (status, ids)
-        found = self.known.get(key)
-        if found is None:
-            numbers = set(self.anywhere)
-            if status is not None:
-                numbers.update(self.by_status.get(status, ()))
-            for name in ids:
-                numbers.update(self.by_id.get(name, ()))
-            found = tuple(self.rows[n] for n in sorted(numbers))
-            if len(self.known) >= 512:
-                self.known.clear()  # hostile input: ids that never repeat
-            self.known[key] = found
-        return found
+        numbers = self._none if status is None else self._by_status.get(status, self._none)
+        named = [found for name in ids for found in self._by_id.get(name, ())]
+        if named:
+            numbers = tuple(sorted({*numbers, *named}))
+        rows = self.rows
+        return tuple(rows[n] for n in numbers)
+
+    def first_match(self, facts: Facts) -> Rule | None:
+        """The first row whose conditions all hold for ``facts``, or ``None``."""
+        for row in self.candidates(facts.status, facts.ids):
+            if row.holds(facts):  # the index found the row's ids among the vendor's
+                return row
+        return None
 
 
-_INDEXES: dict[int, _Index] = {}
-
-
-def first_match(rows: tuple[Rule, ...], facts: Facts) -> Rule | None:
-    """The first row of ``rows`` whose conditions all hold for ``facts``, or ``None``.
-
-    The rows that can match are found with dictionaries first (by the HTTP status and by
-    each vendor id), so only those are tried, in table order, and a row's words and
-    pattern run only when its status and ids already hold.
-    """
-    index = _INDEXES.get(id(rows))
-    if index is None or index.rows is not rows:  # a table seen for the first time
-        if len(_INDEXES) >= 64:
-            _INDEXES.clear()  # tables made on the fly: keep the cache small
-        index = _INDEXES[id(rows)] = _Index(rows)
-    for row in index.candidates(facts.status, facts.ids):
-        if row.holds(facts):  # the index found the row's ids among the vendor's
-            return row
-    return None
-
-
-def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
+def classify(table: Table, facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
@@ -437,8 +416,7 @@ def classify(table: Iterable[Rule], facts: Facts) -> tuple[str, bool]:
     if facts.status is None and facts.body is not None:
         facts.status = _envelopes.stated_status(facts.body)  # no HTTP status: the body's own
     added = extra_rules(facts.provider)
-    rows = table if isinstance(table, tuple) else tuple(table)
-    row = (first_match(added, facts) if added else None) or first_match(rows, facts)
+    row = (added.first_match(facts) if added is not None else None) or table.first_match(facts)
     if row is None:
         code, retryable = status_code(facts.status)
     elif row.retryable is not None:

@@ -150,25 +150,50 @@ def test_offered_tools_of_every_shape_and_what_is_no_collection() -> None:
     assert offered_names(None) is None
 
 
-def test_the_row_caches_stay_bounded_and_keep_answering() -> None:
-    """Hostile inputs: hundreds of vendor codes that never repeat, and rules added again and
-    again (each a new table). The caches of candidate rows stay bounded; every answer is
-    the one an empty cache gives."""
+def test_a_table_is_indexed_when_it_is_made_and_nothing_is_kept_per_failure() -> None:
+    """Issue 23, item 2: a table builds its index once, when it is made; no index is kept by
+    ``id()`` and no answer per vendor id: hundreds of vendor codes that never repeat, and
+    rules added again and again, leave nothing behind, and every answer is right."""
     import json
 
     from normalize_errors import _readers, _rules, add_rules, from_response
+    from normalize_errors.providers import openai as openai_adapter
 
+    assert not hasattr(_rules, "_INDEXES")
+    assert not hasattr(_rules, "_IDS")
+    table = openai_adapter.TABLE
+    assert isinstance(table, _rules.Table)
+    assert list(table) == list(table.rows)
+    assert len(table) == len(table.rows)
     for n in range(600):
         body = json.dumps({"error": {"message": "bad", "code": f"made_up_{n}"}})
         err = from_response(400, {}, body, provider="openai")
         assert err.code == "upstream.invalid_request"
-    assert all(len(index.known) <= 512 for index in _rules._INDEXES.values())
+    assert not hasattr(table, "__dict__")
+    assert set(table.__slots__) == {"_by_id", "_by_status", "_none", "rows"}
     try:
         for n in range(70):
             add_rules("openai", rule("upstream.overloaded", f"row {n}", ids=(f"busy_{n}",)))
             body = json.dumps({"error": {"message": "x", "code": f"busy_{n}"}})
             assert from_response(400, {}, body, provider="openai").code == "upstream.overloaded"
-        assert len(_rules._INDEXES) <= 64
+        assert len(_readers._RULES["openai"]) == 70
     finally:
         _readers._RULES.clear()
     assert from_response(400, {}, body, provider="openai").code == "upstream.invalid_request"
+
+
+def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> None:
+    from normalize_errors._rules import Facts, Table
+
+    by_id = rule("upstream.overloaded", "an id", ids=("busy",))
+    by_status = rule("upstream.rate_limited", "a status", status=(429,))
+    anywhere = rule("context.window_exceeded", "words", words=("too long",))
+    table = Table(by_id, by_status, anywhere)
+    assert table.candidates(429, frozenset()) == (by_status, anywhere)
+    assert table.candidates(None, frozenset({"busy"})) == (by_id, anywhere)
+    assert table.candidates(429, frozenset({"busy"})) == (by_id, by_status, anywhere)
+    assert table.candidates(500, frozenset({"other"})) == (anywhere,)
+    facts = Facts("openai", 429, {}, None, "", message="the prompt is too long")
+    assert table.first_match(facts) is by_status
+    facts = Facts("openai", 400, {}, None, "", message="the prompt is too long")
+    assert table.first_match(facts) is anywhere

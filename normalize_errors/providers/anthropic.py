@@ -39,8 +39,8 @@ from .._registry import status_code
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
-    Rule,
     StopRow,
+    Table,
     build,
     classify,
     offered_names,
@@ -74,7 +74,7 @@ _BILLING_IDS: Final = (
     "linked_organization_billing_unavailable",
 )
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     # 1. the vendor's own specific type or code decides (a status-scoped wording first)
     rule(
         "upstream.rate_limited",

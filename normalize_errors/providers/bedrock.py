@@ -41,8 +41,8 @@ from typing import Any, Final
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
-    Rule,
     StopRow,
+    Table,
     build,
     class_entry,
     classify,
@@ -81,7 +81,7 @@ _AUTH_IDS: Final = (
     "invalidclienttokenid",
 )
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     rule(
         "context.window_exceeded",
         "`ValidationException` or `ModelErrorException` whose message says the input is over "

@@ -29,8 +29,8 @@ from .._path import facts_of, read_exception
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
-    Rule,
     StopRow,
+    Table,
     build,
     classify,
     offered_names,
@@ -56,7 +56,7 @@ __all__ = [
 
 NAME: Final = "cohere"
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     rule(
         "upstream.invalid_request",
         '"too many tokens: max tokens must be less than or equal to N, the maximum output for '

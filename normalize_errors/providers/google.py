@@ -79,6 +79,7 @@ from .._rules import (
     Facts,
     Rule,
     StopRow,
+    Table,
     build,
     class_entry,
     classify,
@@ -186,7 +187,7 @@ def _quota_rule(code: str, when: str, *, ids: Iterable[str]) -> Rule:
     return _QuotaRule(code, when, False, frozenset(), frozenset(i.lower() for i in ids), None)
 
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     rule(
         "upstream.authentication_failed",
         "an ErrorInfo reason about the key, token, consumer or project: `API_KEY_INVALID` "
@@ -500,7 +501,7 @@ def _read(error: Any, facts: Facts) -> int | None:
     if reason:
         facts.vendor_type = reason
     if ids:
-        facts.more_ids = ids
+        facts.more_ids = tuple(ids)
     return body_code
 
 

@@ -47,7 +47,7 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, add_upstream, build, classify, rule
+from .._rules import Facts, Rule, Table, add_upstream, build, classify, rule
 from .._values import field, integer, qualname, text_of
 from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from ..exceptions import HarnessError
@@ -82,7 +82,7 @@ ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
 """The documented codes of vendors' own envelopes (``_envelopes``), matched on the id
 ``<envelope>:<code>`` the reader gives such a body."""
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     *ENVELOPE_ROWS,
     rule(
         "upstream.overloaded",

@@ -38,8 +38,8 @@ from .._rules import (
     CONTEXT_COUNT_WORDS,
     CONTEXT_WORDS,
     Facts,
-    Rule,
     StopRow,
+    Table,
     add_upstream,
     build,
     classify,
@@ -144,7 +144,7 @@ _SERVER_IDS: Final = (
     "api_error",
 )
 
-TABLE: Final[tuple[Rule, ...]] = (
+TABLE: Final = Table(
     # 1. the vendor's own specific code decides (one wording first: a request over the
     #    per-minute limit comes with `rate_limit_exceeded` but waiting cannot help)
     rule(
@@ -364,7 +364,7 @@ specific than its base class. together's ``DownloadError`` (a file download that
 transient failure; its ``FileTypeError`` (a file rejected before upload) a wrong request.
 """
 
-_CREDENTIALS: Final = tuple(row for row in TABLE if row.code == "upstream.authentication_failed")
+_CREDENTIALS: Final = Table(*(row for row in TABLE if row.code == "upstream.authentication_failed"))
 
 
 # -- reading error objects ----------------------------------------------------------------------
@@ -409,7 +409,7 @@ def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> No
     Cloudflare, NVIDIA NIM): more ids into ``facts``, what to keep into ``extra``."""
     inner = error.get("innererror")
     if isinstance(inner, dict):
-        facts.more_ids = [*facts.more_ids, text_of(inner.get("code"))]
+        facts.more_ids = (*facts.more_ids, text_of(inner.get("code")))
         extra["innererror"] = inner
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
