@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
 from ._registry import CODES, code_info
+from ._values import qualname
 from .exceptions import class_for_code
 
 __all__ = ["main", "registry_rows"]
@@ -300,7 +301,7 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
             except SystemExit as stop:
                 status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
             except Exception as exc:  # a failure is often what was meant to be recorded
-                out.write(f"the script raised {type(exc).__module__}.{type(exc).__qualname__}\n")
+                out.write(f"the script raised {qualname(exc)}\n")
     finally:
         sys.argv = saved
     for path in written:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError
+from .._values import qualname
 from ._common import names, output_error
 
 __all__ = ["read", "retry_if"]
@@ -45,7 +46,7 @@ _VENDORS: Final = frozenset(
 
 def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
     cls = type(exc)
-    return {"framework": "langchain", "exception": f"{cls.__module__}.{cls.__qualname__}", **more}
+    return {"framework": "langchain", "exception": qualname(cls), **more}
 
 
 def _from_vendor(exc: BaseException) -> bool:

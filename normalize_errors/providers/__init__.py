@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .._values import field
+from .._values import field, innermost, module_of
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
@@ -221,12 +221,8 @@ def provider_of_traceback(exc: BaseException) -> str | None:
     google-genai raises a plain ``TypeError`` from inside its error handling when a stream's
     error chunk has no numeric code; only where it was raised tells it apart.
     """
-    tb = exc.__traceback__
-    for _ in range(1000):
-        if tb is None or tb.tb_next is None:
-            break
-        tb = tb.tb_next
-    if tb is None:
+    frame = innermost(exc)
+    if frame is None:
         return None
-    name = provider_of_module(tb.tb_frame.f_globals.get("__name__"))
+    name = provider_of_module(module_of(frame))
     return None if name == "http" else name

@@ -51,7 +51,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, sequence, text_of
+from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, lower_headers, parse_body, short
 from ..exceptions import HarnessError
 
@@ -293,7 +293,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
     name, fixed = entry
     if name in ("BotoCoreError", "UndefinedModelAttributeError"):
         return None
-    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    exception = qualname(exc)
     extra: dict[str, Any] = {}
     operation = text_of(field(exc, "operation_name"))
     if operation:
@@ -307,7 +307,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
             endpoint = text_of(field(field(exc, "kwargs"), "endpoint_url"))
             if endpoint:
                 extra["endpoint"] = endpoint
-        facts = _facts(None, {}, vendor, message, exception=qualname, extra=extra)
+        facts = _facts(None, {}, vendor, message, exception=exception, extra=extra)
         return build(code, retryable, facts)
     response = field(exc, "response")
     error = field(response, "Error")
@@ -328,7 +328,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         headers,
         vendor_code,
         message,
-        exception=qualname,
+        exception=exception,
         request_id=text_of(field(meta, "RequestId")),
         in_stream=in_stream,
         attempts=None if retries is None else retries + 1,
@@ -345,15 +345,8 @@ def _raw_event(exc: BaseException) -> Any:
     ``response_dict`` local still holds the event's raw ``body`` while the exception's
     traceback reaches that frame (an exception pickled or re-raised elsewhere has none).
     """
-    tb = exc.__traceback__
-    for _ in range(256):
-        if tb is None or tb.tb_next is None:
-            break
-        tb = tb.tb_next
-    if tb is None or tb.tb_next is not None:
-        return None
-    frame = tb.tb_frame
-    if frame.f_globals.get("__name__") != "botocore.eventstream":
+    frame = innermost(exc)
+    if frame is None or module_of(frame) != "botocore.eventstream":
         return None
     if frame.f_code.co_name != "_parse_event":
         return None
