@@ -32,6 +32,7 @@ from typing import Any, Final, TextIO
 from ._registry import CODES, code_info
 from ._values import qualname
 from .exceptions import class_for_code
+from .providers import NAMES
 
 __all__ = ["main", "registry_rows"]
 
@@ -603,9 +604,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     classify.add_argument("file", nargs="?", help="a file (default: standard input)")
-    classify.add_argument(
-        "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]
-    )
+    classify.add_argument("--provider", choices=[*NAMES, "uhp", "site"])
     scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
     scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
     scored.add_argument("--kind", choices=["http", "response", "stream_event"])

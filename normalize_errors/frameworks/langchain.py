@@ -39,9 +39,6 @@ _MODEL: Final = (
     ("ModelConnectionError", "upstream.unavailable"),
     ("ModelAPIError", "upstream.unavailable"),
 )
-_VENDORS: Final = frozenset(
-    {"openai", "anthropic", "google", "botocore", "cohere", "httpx", "httpx2", "groq", "mistralai"}
-)
 
 
 def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
@@ -50,9 +47,10 @@ def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
 
 
 def _from_vendor(exc: BaseException) -> bool:
-    return any(
-        str(getattr(k, "__module__", "")).partition(".")[0] in _VENDORS for k in type(exc).__mro__
-    )
+    """Whether a provider's adapter reads ``exc`` (a class of its MRO is a vendor's)."""
+    from ..providers import provider_of
+
+    return provider_of(exc) is not None
 
 
 def _message(exc: BaseException) -> str:

@@ -54,6 +54,7 @@ from .._rules import (
 from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, lower_headers, parse_body, short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -287,7 +288,7 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of botocore (boto3's Bedrock runtime), or ``None``."""
-    entry = class_entry(exc, CLASSES, "botocore")
+    entry = class_entry(exc, CLASSES, declared(NAME).roots)
     if entry is None:
         return None
     name, fixed = entry

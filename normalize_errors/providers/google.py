@@ -90,6 +90,7 @@ from .._rules import (
 from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, parse_body, short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -106,7 +107,7 @@ __all__ = [
 ]
 
 NAME: Final = "google"
-ROOTS: Final = ("google.genai",)
+ROOTS: Final = declared(NAME).roots
 """The modules whose exceptions this adapter reads."""
 
 _CANONICAL: Final = GOOGLE_CANONICAL.compiled()
