@@ -185,11 +185,11 @@ def test_every_routing_table_is_derived_from_the_one_declaration() -> None:
     from normalize_errors.providers import NAMES, PROVIDERS, adapter, declared
     from normalize_errors.providers import http as http_adapter
 
-    assert NAMES == tuple(p.name for p in PROVIDERS)
+    assert tuple(p.name for p in PROVIDERS) == NAMES
     assert len(set(NAMES)) == len(NAMES)
     for provider in PROVIDERS:
         assert declared(provider.name) is provider
-        assert adapter(provider.name).NAME == provider.name
+        assert provider.name == adapter(provider.name).NAME
         for root in provider.roots:
             assert provider_of_module(root) == provider.name
             assert provider_of_module(root + ".errors") == provider.name
