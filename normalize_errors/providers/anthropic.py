@@ -51,6 +51,7 @@ from .._rules import (
 from .._values import field, integer, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -285,7 +286,7 @@ def looks_like(body: Any) -> bool:
     )
 
 
-SDK: Final = _SDK(NAME, ("anthropic",), CLASSES, TABLE, _read, id_headers=("request-id",))
+SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:

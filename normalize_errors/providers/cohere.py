@@ -41,6 +41,7 @@ from .._rules import (
 from .._values import field, integer, sequence, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -129,7 +130,7 @@ def read_body(body: Any, facts: Facts) -> None:
         facts.extra = {**facts.extra, "id": body_id}
 
 
-SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)
+SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, read_body)
 
 
 def looks_like(body: Any) -> bool:

@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from types import TracebackType
 from typing import Any, Final
 
 from .._path import fixed_error, message_of, note_cause
@@ -88,9 +87,10 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, qualname, sequence, text_of
+from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, parse_body, short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -107,7 +107,7 @@ __all__ = [
 ]
 
 NAME: Final = "google"
-ROOTS: Final = ("google.genai",)
+ROOTS: Final = declared(NAME).roots
 """The modules whose exceptions this adapter reads."""
 
 _CANONICAL: Final = GOOGLE_CANONICAL.compiled()
@@ -720,23 +720,10 @@ def _function_error(exc: BaseException, code: str, facts: Facts) -> HarnessError
     return build(code, False, facts, model_feedback=feedback, location=location)
 
 
-def _innermost(tb: TracebackType | None) -> TracebackType | None:
-    if tb is None:
-        return None
-    for _ in range(256):
-        if tb.tb_next is None:
-            return tb
-        tb = tb.tb_next
-    return None
-
-
 def _sdk_type_error(exc: BaseException) -> HarnessError | None:
     """The SDK's own crash on an error chunk without a numeric ``code`` (see module doc)."""
-    frame_tb = _innermost(exc.__traceback__)
-    if frame_tb is None:
-        return None
-    frame = frame_tb.tb_frame
-    if frame.f_globals.get("__name__") != "google.genai.errors":
+    frame = innermost(exc)
+    if frame is None or module_of(frame) != "google.genai.errors":
         return None
     if not frame.f_code.co_name.startswith("raise_error"):
         return None

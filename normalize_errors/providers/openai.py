@@ -52,6 +52,7 @@ from .._stated import finish_failure
 from .._values import field, integer, sequence, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -67,7 +68,7 @@ __all__ = [
 
 NAME: Final = "openai"
 
-ROOTS: Final = ("openai", "groq", "together", "cerebras", "fireworks", "mistralai")
+ROOTS: Final = declared(NAME).roots
 """The top-level modules whose exceptions this adapter reads (openai's and the native SDKs of
 OpenAI-compatible vendors)."""
 
