@@ -43,10 +43,12 @@ from .._rules import (
     Facts,
     StopRow,
     Table,
+    Usage,
     build,
     class_entry,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
@@ -485,14 +487,11 @@ def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
     return offered_names(names)
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage")
-    out: dict[str, Any] = {}
-    for name in ("inputTokens", "outputTokens"):
-        value = integer(field(usage, name))
-        if value is not None:
-            out[name] = value
-    return out
+USAGE: Final = Usage(
+    at=("usage",),
+    counts={"inputTokens": ("inputTokens",), "outputTokens": ("outputTokens",)},
+)
+"""Token counts of a Converse result (``upstream.usage``)."""
 
 
 def _request_id(result: Any) -> str | None:
@@ -534,7 +533,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
 
 
 def _judge(result: Any, reason: str, tools: Iterable[Any] | None) -> HarnessError | None:
-    extra: dict[str, Any] = {"usage": _usage(result)}
+    extra: dict[str, Any] = {"usage": read_usage(result, USAGE)}
     trace = field(result, "trace")
     if reason in _STOPS:
         code, detail = _STOPS[reason]

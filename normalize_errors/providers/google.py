@@ -79,10 +79,12 @@ from .._rules import (
     Rule,
     StopRow,
     Table,
+    Usage,
     build,
     class_entry,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
@@ -798,20 +800,17 @@ _USABLE: Final = (
 )
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage_metadata", "usageMetadata")
-    out: dict[str, Any] = {}
-    for snake, camel in (
-        ("prompt_token_count", "promptTokenCount"),
-        ("candidates_token_count", "candidatesTokenCount"),
-        ("thoughts_token_count", "thoughtsTokenCount"),
-        ("cached_content_token_count", "cachedContentTokenCount"),
-        ("total_token_count", "totalTokenCount"),
-    ):
-        value = integer(field(usage, snake, camel))
-        if value is not None:
-            out[snake] = value
-    return out
+USAGE: Final = Usage(
+    at=(("usage_metadata", "usageMetadata"),),
+    counts={
+        "prompt_token_count": (("prompt_token_count", "promptTokenCount"),),
+        "candidates_token_count": (("candidates_token_count", "candidatesTokenCount"),),
+        "thoughts_token_count": (("thoughts_token_count", "thoughtsTokenCount"),),
+        "cached_content_token_count": (("cached_content_token_count", "cachedContentTokenCount"),),
+        "total_token_count": (("total_token_count", "totalTokenCount"),),
+    },
+)
+"""Token counts of a generate_content result (``upstream.usage``)."""
 
 
 def _ratings(ratings: Any) -> list[dict[str, Any]]:
@@ -885,7 +884,7 @@ def _candidate(
     calls, usable = _calls_and_output(candidate)
     common: dict[str, Any] = {
         "finish_message": message,
-        "usage": _usage(result),
+        "usage": read_usage(result, USAGE),
         "model_version": _word(field(result, "model_version", "modelVersion")),
         "candidate": index,
     }
@@ -1005,7 +1004,7 @@ def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
             block_reason=blocked,
             block_reason_message=message,
             safety_ratings=_ratings(field(feedback, "safety_ratings", "safetyRatings")),
-            usage=_usage(result),
+            usage=read_usage(result, USAGE),
             model_version=_word(field(result, "model_version", "modelVersion")),
         )
     else:
@@ -1016,7 +1015,7 @@ def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
                 "none",
                 "The model returned no candidates.",
                 result,
-                usage=_usage(result),
+                usage=read_usage(result, USAGE),
             )
         else:  # several candidates fail only together: then the first one's error
             for index, candidate in enumerate(candidates[:16]):
