@@ -23,8 +23,8 @@ import threading
 import weakref
 from typing import Any, Final
 
-from ._pickling import _pickle_state, _restore
-from ._redact import redact, scrub
+from ._pickling import _pickle_state, _restore, scrub
+from ._redact import redact
 from .exceptions import HarnessError
 
 __all__ = ["copy_dropin", "dropin_class", "make_dropin"]

@@ -242,7 +242,7 @@ TOOL_NAME_STATED: Final = (  # run on the vendor's message as it came (names kee
     ),
 )
 
-# -- providers/google.py ----------------------------------------------------------------------
+# -- providers/google/ --------------------------------------------------------------------------
 
 GOOGLE_CANONICAL: Final = _pattern(
     r"[A-Z][A-Z0-9_]{1,63}",

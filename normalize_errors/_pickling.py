@@ -12,7 +12,7 @@ importable from ``exceptions``.
 
 from __future__ import annotations
 
-from ._redact import DROP, scrub
+from ._redact import MARGIN, MAX_DEPTH, MAX_REDACT, REDACTED, _spans, redact, secret_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,3 +158,108 @@ def _restore(
 
     cls = dropin_class(harness_cls, vendor_cls)
     return cls.__new__(cls)
+
+
+# -- credential-free copies for pickles ------------------------------------------------------------
+
+DROP: Final = object()
+"""What ``scrub`` returns for a value it cannot make safe; the caller leaves it out."""
+_PICKLE_SCAN: Final = 1 << 20
+"""Largest pickle of an unknown object that is scanned for credentials; larger ones are dropped."""
+
+
+def scrub(value: Any, depth: int = 0) -> Any:
+    """A copy of ``value`` to pickle in place of a vendor attribute: it holds no credential.
+
+    Texts are redacted; mappings, lists, tuples and sets are copied with their entries
+    scrubbed (secret-named keys lose their values); exceptions become copies with scrubbed
+    ``args`` and attributes; HTTP requests and responses (httpx, httpx2, requests) become
+    copies whose URL and credential headers are redacted. Any other object is kept if it
+    pickles and its pickle shows no credential. Returns ``DROP`` for what cannot be kept.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).decode("latin-1")
+        clean = redact(text)
+        return value if clean == text else clean.encode("latin-1", "replace")
+    if depth >= MAX_DEPTH:
+        return DROP
+    kind = type(value)
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            name = scrub(key, depth + 1)
+            clean = REDACTED if secret_name(key) else scrub(item, depth + 1)
+            if name is not DROP and clean is not DROP:
+                out[name] = clean
+        return out
+    if kind in (list, tuple, set, frozenset):
+        if kind in (list, tuple) and len(value) == 2 and secret_name(value[0]):
+            return kind((value[0], REDACTED))
+        items = (scrub(item, depth + 1) for item in value)
+        return kind(item for item in items if item is not DROP)
+    if isinstance(value, BaseException):
+        from .exceptions import HarnessError
+
+        return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
+    from .providers import provider_of_module  # the HTTP libraries' roots are declared there
+
+    if provider_of_module(getattr(kind, "__module__", None)) == "http":
+        return _http_copy(value, depth)
+    return value if _clean_pickle(value) else DROP
+
+
+def _http_copy(value: Any, depth: int) -> Any:
+    """A copy of an HTTP request, response, URL or header list without credentials."""
+    import copy
+
+    try:
+        if type(value).__name__ == "URL" or isinstance(value, str):
+            return type(value)(redact(str(value)))
+        if not hasattr(value, "headers"):
+            return value if _clean_pickle(value) else DROP
+        new = copy.copy(value)
+        headers = value.headers
+        pairs = headers.multi_items() if hasattr(headers, "multi_items") else headers.items()
+        new.headers = type(headers)(
+            [(name, REDACTED if secret_name(name) else redact(item)) for name, item in pairs]
+        )
+        own = vars(value)
+        if "url" in own:  # a plain attribute (on httpx responses it is the request's)
+            new.url = _http_copy(own["url"], depth)
+        for name in ("_request", "request"):
+            if own.get(name) is not None:
+                setattr(new, name, _http_copy(own[name], depth + 1))
+        if isinstance(own.get("history"), list):
+            new.history = [_http_copy(item, depth + 1) for item in own["history"]]
+        for name in ("_content", "body"):
+            if isinstance(own.get(name), (bytes, str)):
+                setattr(new, name, scrub(own[name], depth + 1))
+        if any(vars(new).get(name) is DROP for name in ("url", "_request", "request")):
+            return DROP
+        return new if _clean_pickle(new) else DROP
+    except Exception:
+        return DROP
+
+
+def _clean_pickle(value: object) -> bool:
+    """Whether ``value`` survives a pickle round trip and its pickle shows no credential."""
+    import pickle
+
+    try:
+        data = pickle.dumps(value)
+        pickle.loads(data)
+    except Exception:
+        return False
+    if len(data) > _PICKLE_SCAN:
+        return False
+    text = data.decode("latin-1")
+    step = MAX_REDACT
+    for start in range(0, len(text), step):
+        window = text[start : start + step + MARGIN]
+        if _spans(window):
+            return False
+    return True

@@ -184,11 +184,14 @@ class UnreadableLocals(dict[str, Any]):
 def test_a_type_error_is_the_sdks_only_from_its_raise_error_frame() -> None:
     """The adapter reads a TypeError as google-genai's crash on an error chunk only when the
     innermost frame is the SDK's ``raise_error*`` in ``google.genai.errors``: not another
-    function of that module, not a frame deeper than it walks (256), and a frame whose
-    locals cannot be read still gives the stream's failure (without the chunk)."""
+    function of that module, not a frame deeper than any walk goes (``MAX_FRAMES``), and a
+    frame whose locals cannot be read still gives the stream's failure (without the chunk)."""
     assert google.normalize(raised_in("google.genai.errors", "raise_error")) is not None
     assert google.normalize(raised_in("google.genai.errors", "_get_code")) is None
-    assert google.normalize(raised_in("google.genai.errors", "raise_error", depth=300)) is None
+    from normalize_errors._values import MAX_FRAMES
+
+    deep = raised_in("google.genai.errors", "raise_error", depth=MAX_FRAMES + 50)
+    assert google.normalize(deep) is None
     exc = raised_in("google.genai.errors", "raise_error", frame_locals=UnreadableLocals())
     err = google.normalize(exc)
     assert err is not None

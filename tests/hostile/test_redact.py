@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
-from normalize_errors._redact import MAX_DEPTH, REDACTED, sanitize, scrub
+from normalize_errors._pickling import scrub
+from normalize_errors._redact import MAX_DEPTH, REDACTED, sanitize
 
 from ..support import examples
 
@@ -233,7 +234,7 @@ def test_pickle_copies_leave_out_what_cannot_be_pickled_safely() -> None:
     object whose pickle is larger than the scanned size is dropped, not pickled unscanned."""
     from types import SimpleNamespace
 
-    from normalize_errors._redact import DROP
+    from normalize_errors._pickling import DROP
 
     def local() -> None:  # a local function: it does not pickle
         return None
@@ -276,7 +277,7 @@ _BrokenHeaders.__module__ = "httpx._models"
 def test_an_http_object_that_breaks_while_copied_is_left_out() -> None:
     """A request or response whose members raise while it is copied is dropped from the
     pickle (it is not pickled as it is, credential and all)."""
-    from normalize_errors._redact import DROP
+    from normalize_errors._pickling import DROP
 
     broken = _BrokenHeaders(SECRETS[3])
     assert scrub(broken) is DROP

@@ -16,7 +16,8 @@ import pytest
 import vcr
 
 from normalize_errors import HarnessError, normalize, redact
-from normalize_errors._redact import REDACTED, sanitize, scrub, secret_name
+from normalize_errors._pickling import scrub
+from normalize_errors._redact import REDACTED, sanitize, secret_name
 from normalize_errors.providers import _calls
 from normalize_errors.replay import load, shipped
 

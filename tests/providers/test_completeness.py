@@ -143,7 +143,7 @@ def _entry(module: Adapter, cls: type[BaseException]) -> tuple[str, Any] | None:
     The shared lookup (``_rules.class_entry``); google keys its Interactions classes apart,
     so its own ``_entry`` (the same lookup over the right keys) answers for it.
     """
-    lookup = getattr(module, "_entry", None)
+    lookup = getattr(getattr(module, "_errors", module), "_entry", None)
     if lookup is not None:
         found: tuple[str, Any] | None = lookup(cls.__new__(cls))
         return found

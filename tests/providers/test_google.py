@@ -137,7 +137,7 @@ def test_the_sdk_exports_the_classes_the_adapter_expects() -> None:
 def test_every_exported_exception_class_is_mapped(name: str) -> None:
     """Each class maps through CLASSES to an entry more specific than the hierarchy roots."""
     cls = EXPORTED[name]
-    entry = google._entry(cls.__new__(cls))
+    entry = google._errors._entry(cls.__new__(cls))
     assert entry is not None, f"{name} is not covered by CLASSES"
     key, _fixed = entry
     if cls.__name__ != "GeminiNextGenAPIClientError":
@@ -150,7 +150,7 @@ def test_a_bare_instance_of_every_class_gives_a_valid_error(name: str) -> None:
     cls = EXPORTED[name]
     exc = cls.__new__(cls)
     err = valid(normalize(exc))
-    entry = google._entry(cls.__new__(cls))
+    entry = google._errors._entry(cls.__new__(cls))
     assert entry is not None
     fixed = entry[1]
     if fixed is not None:

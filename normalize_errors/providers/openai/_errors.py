@@ -1,0 +1,463 @@
+"""OpenAI's error bodies and the SDK's exceptions, and those of the native SDKs of
+OpenAI-compatible vendors (the package's doc says what is worth knowing)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ..._path import SDK as _SDK
+from ..._path import facts_of, message_of, read_exception
+from ..._rules import (
+    CONTEXT_COUNT,
+    CONTEXT_COUNT_WORDS,
+    CONTEXT_WORDS,
+    Facts,
+    Table,
+    add_upstream,
+    build,
+    classify,
+    rule,
+)
+from ..._values import field, integer, text_of
+from ..._wire import short
+from ...exceptions import HarnessError
+from .. import declared
+
+NAME: Final = "openai"
+
+ROOTS: Final = declared(NAME).roots
+"""The top-level modules whose exceptions this adapter reads (openai's and the native SDKs of
+OpenAI-compatible vendors)."""
+
+_BASES: Final = frozenset(
+    {"OpenAIError", "GroqError", "TogetherError", "CerebrasError", "FireworksError"}
+)
+"""The base exception class of each Stainless-generated SDK: a client-side error, read only
+for the missing-key wording."""
+
+_QUOTA_IDS: Final = (
+    "insufficient_quota",
+    "exceeded_current_quota_error",
+    "billing_hard_limit_reached",
+    "billing_not_active",
+    "credit_balance_exhausted",
+    "insufficient_balance",
+    "insufficient_credits",
+)
+_FILTER_IDS: Final = (
+    "content_filter",
+    "content_policy_violation",
+    "responsibleaipolicyviolation",
+    "invalid_prompt",
+    "image_content_policy_violation",
+    "bio_policy",
+    "misalignment_policy_violation",
+    "moderation_blocked",
+)
+_AUTH_IDS: Final = (
+    "invalid_api_key",
+    "invalid_authentication",
+    "unsupported_country_region_territory",
+    "invalid_organization",
+    "account_deactivated",
+    "authentication_error",
+    "permission_error",
+    "permissiondenied",
+)
+_RATE_IDS: Final = (
+    "rate_limit_exceeded",
+    "too_many_requests",
+    "rate_limit_error",
+    "throttling_error",
+    "429",  # OpenRouter's error.code is the HTTP status, also inside a 200 stream
+)
+_REQUEST_IDS: Final = (
+    "model_not_found",
+    "deploymentnotfound",
+    "not_found_error",
+    "invalid_request_error",
+    "invalid_value",
+    "unsupported_parameter",
+    "unsupported_value",
+    "invalid_image",
+    "invalid_image_format",
+    "invalid_base64_image",
+    "invalid_image_url",
+    "image_too_large",
+    "image_too_small",
+    "image_parse_error",
+    "invalid_image_mode",
+    "image_file_too_large",
+    "unsupported_image_media_type",
+    "empty_image_file",
+    "failed_to_download_image",
+    "image_file_not_found",
+    "data_residency_mismatch",
+)
+_SERVER_IDS: Final = (
+    "server_error",
+    "internal_error",
+    "service_unavailable",
+    "service_unavailable_error",
+    "api_error",
+)
+
+TABLE: Final = Table(
+    # 1. the vendor's own specific code decides (one wording first: a request over the
+    #    per-minute limit comes with `rate_limit_exceeded` but waiting cannot help)
+    rule(
+        "context.window_exceeded",
+        "code `context_length_exceeded` (or `string_above_max_length`, llama.cpp's "
+        "`exceed_context_size_error`, whose `n_ctx` and `n_prompt_tokens` fill `limit`)",
+        retryable=False,
+        ids=("context_length_exceeded", "string_above_max_length", "exceed_context_size_error"),
+    ),
+    rule(
+        "context.window_exceeded",
+        "'Request too large … per min': one request is larger than the per-minute token "
+        "limit, so waiting cannot help; shrink it",
+        retryable=False,
+        words=("request too large for",),
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
+        retryable=False,
+        ids=_QUOTA_IDS,
+    ),
+    rule(
+        "policy.content_filtered",
+        "a content filter or safety system blocked it: `content_filter` (Azure "
+        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
+        retryable=False,
+        ids=_FILTER_IDS,
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "a key, organization or region code: `invalid_api_key`, "
+        "`unsupported_country_region_territory`, …",
+        retryable=False,
+        ids=_AUTH_IDS,
+    ),
+    rule(
+        "upstream.rate_limited",
+        "a rate-limit code (`rate_limit_exceeded`, OpenRouter's `429`, …), also without a status, "
+        "as in a stream",
+        retryable=True,
+        ids=_RATE_IDS,
+    ),
+    rule(
+        "tool.timeout",
+        "Responses API `vector_store_timeout` (the file search tool timed out)",
+        retryable=True,
+        ids=["vector_store_timeout"],
+    ),
+    # 2. the message's words, for servers whose code says nothing specific
+    rule(
+        "context.window_exceeded",
+        "the message says the input is over the context window (OpenAI, vLLM, DeepSeek, "
+        "Mistral, Groq wording)",
+        retryable=False,
+        words=CONTEXT_WORDS,
+    ),
+    rule(
+        "context.window_exceeded",
+        "the message puts a count between the words: 'input token count (N) exceeds the "
+        "maximum', 'exceeds the max tokens', 'too large for model with N maximum context'",
+        retryable=False,
+        words=CONTEXT_COUNT_WORDS,
+        message=CONTEXT_COUNT,
+    ),
+    rule(
+        "upstream.rate_limited",
+        "the message says the quota, balance or credits ran out, or the account is suspended "
+        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
+        retryable=False,
+        words=(
+            "insufficient balance",
+            "insufficient credit",
+            "insufficient quota",
+            "exceeded your current quota",
+            "credit limit",
+            "out of credits",
+            "more credits",
+            "monthly spending limit",
+            "past invoices",
+        ),
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "no API key was given",
+        retryable=False,
+        words=(
+            "api_key client option must be set",
+            "didn't provide an api key",
+            "no api key provided",
+            "missing bearer",
+            "missing api key",
+            "missing credentials",
+        ),
+    ),
+    rule(
+        "upstream.overloaded",
+        "the message says the model or server is overloaded",
+        retryable=True,
+        words=("overloaded",),
+    ),
+    rule(
+        "output.unknown_tool",
+        "the provider refused a call to a tool the request did not offer (Groq: 'attempted "
+        "to call tool … which was not in request.tools', 'Tool choice is none, but model "
+        "called a tool'); the tool's name goes to `location`, and `model_feedback` says so",
+        words=("which was not in request.tools", "tool choice is none, but model called"),
+    ),
+    rule(
+        "output.invalid_tool_arguments",
+        "the provider refused the arguments of a tool call (Groq: 'parameters for tool X did "
+        "not match schema'); the schema errors go to `model_feedback`",
+        words=("did not match schema",),
+    ),
+    rule(
+        "output.malformed",
+        "a required tool call never came (Groq: 'Tool choice is required, but model did not "
+        "call a tool')",
+        words=("tool choice is required, but model did not",),
+    ),
+    rule(
+        "output.malformed",
+        "code `tool_use_failed` otherwise: the model's tool call could not be parsed; what it "
+        "wrote (`failed_generation`) is quoted in `model_feedback`",
+        ids=["tool_use_failed"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "a 400 whose message says the key is wrong (xAI answers 'Incorrect API key provided' "
+        "with a 400, not a 401)",
+        retryable=False,
+        status=[400],
+        words=(
+            "incorrect api key",
+            "invalid api key",
+            "api key invalid",
+            "api key is invalid",
+            "api key not valid",
+            "api key is not valid",
+            "invalid x-api-key",
+        ),
+    ),
+    rule(
+        "upstream.unavailable",
+        "a 500 from a local server that needs more memory than the machine has (Ollama 'model "
+        "requires more system memory (7.3 GiB) than is available'): waiting will not free it",
+        retryable=False,
+        status=[500],
+        words=(
+            "system memory",
+            "gpu memory",
+            "video memory",
+            "more memory than",
+            "not enough memory",
+        ),
+    ),
+    # 3. the HTTP status
+    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
+    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
+    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
+    rule("upstream.rate_limited", "status 429", status=[429]),
+    # 4. the generic codes and types (`invalid_request_error`, `server_error`, ...)
+    rule(
+        "upstream.invalid_request",
+        "an invalid-request code: `model_not_found`, `DeploymentNotFound`, "
+        "`invalid_request_error`, image errors, …",
+        ids=_REQUEST_IDS,
+    ),
+    rule(
+        "upstream.unavailable",
+        "a server-error code (`server_error`, …)",
+        retryable=True,
+        ids=_SERVER_IDS,
+    ),
+)
+"""The mapping, first matching row wins; otherwise the HTTP status decides.
+
+In four tiers: the vendor's own specific code (it says what happened), then the message's
+words (for the many servers whose code says nothing specific), then the HTTP status, then
+the generic codes and types. A specific code is found by dictionary, so its message is
+scanned for one wording at most.
+"""
+
+CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
+    "APIStatusError": None,
+    "APIError": None,
+    "APITimeoutError": ("upstream.unavailable", True),
+    "APIConnectionError": ("upstream.unavailable", True),
+    "APIResponseValidationError": ("upstream.invalid_response", True),
+    "LengthFinishReasonError": ("output.truncated", False),
+    "ContentFilterFinishReasonError": ("policy.content_filtered", False),
+    "OAuthError": ("upstream.authentication_failed", False),
+    "SubjectTokenProviderError": ("upstream.authentication_failed", False),
+    "WebSocketConnectionClosedError": ("upstream.unavailable", True),
+    "WebSocketQueueFullError": ("upstream.unavailable", True),
+    "InvalidWebhookSignatureError": ("upstream.invalid_response", False),
+    "OpenAIError": None,
+    # the bases of the other Stainless-generated SDKs, and together's own client-side errors
+    "GroqError": None,
+    "TogetherError": None,
+    "CerebrasError": None,
+    "FireworksError": None,
+    "DownloadError": ("upstream.unavailable", True),
+    "FileTypeError": ("upstream.invalid_request", False),
+    # mistralai (Speakeasy): status, raw body text and headers on every HTTP error
+    "HTTPValidationError": ("upstream.invalid_request", False),
+    "ResponseValidationError": ("upstream.invalid_response", True),
+    "NoResponseError": ("upstream.unavailable", True),
+    "SDKError": None,
+    "MistralError": None,
+}
+"""SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
+
+The first class of the exception's MRO found here, in the SDK's own modules, decides; a test
+checks that every exception class each SDK of ``ROOTS`` exports is covered by an entry more
+specific than its base class. together's ``DownloadError`` (a file download that failed) is a
+transient failure; its ``FileTypeError`` (a file rejected before upload) a wrong request.
+"""
+
+_CREDENTIALS: Final = Table(*(row for row in TABLE if row.code == "upstream.authentication_failed"))
+
+
+# -- reading error objects ----------------------------------------------------------------------
+
+
+_OWN: Final = frozenset({"message", "code", "type", "param"})
+"""The members of OpenAI's own error object; ``_read_more`` reads the others that servers add."""
+
+
+def _read(error: Any, facts: Facts) -> None:
+    """Fill ``facts`` from an OpenAI-shaped error object (a dict, a string or anything)."""
+    if isinstance(error, str):
+        if facts.message is None:
+            facts.message = error
+        return
+    if not isinstance(error, dict):
+        return
+    message = error.get("message")
+    if isinstance(message, str):
+        facts.message = message
+    elif isinstance(message, (dict, list)):
+        facts.message = short(json.dumps(message))
+    code = error.get("code")
+    code_text = text_of(code) or (str(code) if integer(code) is not None else None)
+    if code_text:
+        facts.vendor_code = code_text
+    error_type = text_of(error.get("type"))
+    if error_type:
+        facts.vendor_type = error_type
+    extra: dict[str, Any] = {}
+    param = error.get("param")
+    if isinstance(param, str):
+        extra["param"] = param
+    if not _OWN.issuperset(error):
+        _read_more(error, facts, extra)
+    if extra:
+        facts.extra = {**facts.extra, **extra}
+
+
+def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> None:
+    """The members other servers add to OpenAI's four (Azure, OpenRouter, Groq, llama.cpp,
+    Cloudflare, NVIDIA NIM): more ids into ``facts``, what to keep into ``extra``."""
+    inner = error.get("innererror")
+    if isinstance(inner, dict):
+        facts.more_ids = (*facts.more_ids, text_of(inner.get("code")))
+        extra["innererror"] = inner
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict):
+        extra["metadata"] = metadata
+    generation = error.get("failed_generation")  # Groq: what the model wrote instead
+    if isinstance(generation, str):
+        extra["failed_generation"] = short(generation, 2048)
+    for name in ("n_ctx", "n_prompt_tokens"):  # llama.cpp: the context and the prompt size
+        number = error.get(name)
+        if type(number) is int:
+            extra[name] = number
+    listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
+    if facts.message is None and isinstance(listed, list) and listed:
+        first = listed[0]
+        if isinstance(first, dict):
+            text = first.get("message")
+            if isinstance(text, str):
+                facts.message = text
+            number = first.get("code")
+            if facts.vendor_code is None and (text_of(number) or integer(number) is not None):
+                facts.vendor_code = text_of(number) or str(number)
+    if facts.message is None and integer(error.get("status")) is not None:
+        text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
+        if isinstance(text, str):
+            facts.message = text
+
+
+def read_body(body: Any, facts: Facts) -> None:
+    """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]
+    if isinstance(body, dict) and "error" in body:
+        body = body["error"]  # the error object inside the envelope
+        inner = body.get("error") if isinstance(body, dict) else None
+        if isinstance(inner, dict) and "message" not in body:
+            body = inner  # nested two levels (OpenRouter): the innermost holds the words
+    _read(body, facts)
+
+
+SDK: Final = _SDK(
+    NAME, ROOTS, CLASSES, TABLE, read_body, id_headers=("x-request-id", "apim-request-id")
+)
+
+
+def looks_like(body: Any) -> bool:
+    """Whether a parsed body has the OpenAI error shape (also vLLM, Ollama, Azure, ...)."""
+    if isinstance(body, list) and body:
+        body = body[0]
+    if not isinstance(body, dict):
+        return False
+    error = body.get("error")
+    if isinstance(error, dict):
+        return "message" in error or "code" in error
+    if isinstance(error, str):
+        return True
+    return body.get("object") == "error" and "message" in body
+
+
+def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
+    """The harness error for a raw HTTP error response in the OpenAI shape."""
+    facts = facts_of(SDK, integer(status), headers, body)
+    error_code, retryable = classify(TABLE, facts)
+    return build(error_code, retryable, facts)
+
+
+# -- SDK exceptions -----------------------------------------------------------------------------
+
+
+def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool | None:
+    """What only the openai SDK's exceptions say: a stream's error, a finish-reason error."""
+    if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
+        completion = field(exc, "completion")
+        from ._results import diagnose  # a truncated completion is read as a result
+
+        found = diagnose(completion, None) if completion is not None else None
+        if found is not None:
+            add_upstream(found, {"exception": facts.exception})
+            return found
+    if name == "APIError" and facts.status is None:
+        facts.in_stream = True  # an {"error": ...} event inside a stream: no status
+    if name in _BASES and not facts.message:
+        facts.message = message_of(exc)
+        code, retryable = classify(_CREDENTIALS, facts)
+        if code == "upstream.authentication_failed":
+            return build(code, retryable, facts)
+        return False  # the SDK's base class, raised for the client's own misuse
+    return None
+
+
+def normalize(exc: BaseException) -> HarnessError | None:
+    """The harness error for an exception of the ``openai`` SDK, or ``None``."""
+    return read_exception(SDK, exc, adjust=_adjust)
