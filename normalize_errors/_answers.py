@@ -16,17 +16,14 @@ other end is not the API.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from ._values import qualname
+from ._values import frames, module_of, qualname
 from ._wire import html_title, short
 from .exceptions import HarnessError, class_for_code
 from .providers import provider_of_module
 
 __all__ = ["decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
-
-MAX_FRAMES: Final = 256
-"""Traceback frames looked at, innermost last; a deeper traceback is cut at this many."""
 
 
 def _sdk_of(module: Any) -> str | None:
@@ -40,15 +37,11 @@ def _sdk_of(module: Any) -> str | None:
 def from_sdk(exc: BaseException) -> tuple[str, str] | None:
     """The provider whose SDK one of ``exc``'s traceback frames belongs to, with that
     frame's top-level package, or ``None``."""
-    tb = exc.__traceback__
-    seen = 0
-    while tb is not None and seen < MAX_FRAMES:
-        module = tb.tb_frame.f_globals.get("__name__")
+    for frame in frames(exc):
+        module = module_of(frame)
         provider = _sdk_of(module)
         if provider is not None:
-            return provider, str(module).partition(".")[0]
-        tb = tb.tb_next
-        seen += 1
+            return provider, module.partition(".")[0]
     return None
 
 

@@ -30,7 +30,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
 from ._registry import CODES, code_info
+from ._values import qualname
 from .exceptions import class_for_code
+from .providers import NAMES
 
 __all__ = ["main", "registry_rows"]
 
@@ -300,7 +302,7 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
             except SystemExit as stop:
                 status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
             except Exception as exc:  # a failure is often what was meant to be recorded
-                out.write(f"the script raised {type(exc).__module__}.{type(exc).__qualname__}\n")
+                out.write(f"the script raised {qualname(exc)}\n")
     finally:
         sys.argv = saved
     for path in written:
@@ -602,9 +604,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     classify.add_argument("file", nargs="?", help="a file (default: standard input)")
-    classify.add_argument(
-        "--provider", choices=["openai", "anthropic", "google", "http", "uhp", "site"]
-    )
+    classify.add_argument("--provider", choices=[*NAMES, "uhp", "site"])
     scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
     scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
     scored.add_argument("--kind", choices=["http", "response", "stream_event"])

@@ -308,8 +308,11 @@ def _registered_response(
     return None
 
 
-_SDKS: Final = ("openai", "anthropic", "google")
-"""Providers whose SDKs never return text as a generating call's result."""
+def _answers_in_objects(provider: str | None) -> bool:
+    """Whether ``provider``'s SDK never returns text as a generating call's answer."""
+    from .providers import PROVIDERS
+
+    return any(p.name == provider and p.answers_in_objects for p in PROVIDERS)
 
 
 def diagnose(
@@ -321,7 +324,7 @@ def diagnose(
     """
     provider = _provider_name(provider)
     try:
-        if isinstance(result, (str, bytes, bytearray)) and provider in _SDKS:
+        if isinstance(result, (str, bytes, bytearray)) and _answers_in_objects(provider):
             from ._answers import not_an_answer  # no SDK returns text as its answer
 
             found = not_an_answer(result, provider)

@@ -167,4 +167,4 @@ def note_cause(exc: BaseException, facts: Facts) -> None:
     """Keep the class of ``exc.__cause__`` (the transport's error, say) as ``upstream.cause``."""
     cause = exc.__cause__
     if cause is not None:
-        facts.extra = {**facts.extra, "cause": f"{type(cause).__module__}.{type(cause).__name__}"}
+        facts.extra = {**facts.extra, "cause": qualname(cause)}

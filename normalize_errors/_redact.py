@@ -714,7 +714,6 @@ def _safe_repr(value: object) -> str:
 
 DROP: Final = object()
 """What ``scrub`` returns for a value it cannot make safe; the caller leaves it out."""
-_HTTP_MODULES: Final = frozenset({"httpx", "httpx2", "requests", "urllib3", "aiohttp"})
 _PICKLE_SCAN: Final = 1 << 20
 """Largest pickle of an unknown object that is scanned for credentials; larger ones are dropped."""
 
@@ -757,7 +756,9 @@ def scrub(value: Any, depth: int = 0) -> Any:
         from .exceptions import HarnessError
 
         return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
-    if getattr(kind, "__module__", "").partition(".")[0] in _HTTP_MODULES:
+    from .providers import provider_of_module  # the HTTP libraries' roots are declared there
+
+    if provider_of_module(getattr(kind, "__module__", None)) == "http":
         return _http_copy(value, depth)
     return value if _clean_pickle(value) else DROP
 

@@ -23,7 +23,7 @@ from . import _envelopes, _stated, _wording
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._registry import code_info, status_code
-from ._values import field, sequence
+from ._values import field, integer, sequence
 from ._wire import (
     MAX_MESSAGE,
     html_title,
@@ -44,6 +44,7 @@ __all__ = [
     "Rule",
     "StopRow",
     "Table",
+    "Usage",
     "add_upstream",
     "attempts_of",
     "build",
@@ -51,6 +52,7 @@ __all__ = [
     "classify",
     "context_limit",
     "offered_names",
+    "read_usage",
     "retry_hint",
     "stop_error",
     "tool_call_problem",
@@ -766,3 +768,37 @@ def tool_call_problem(
             location=location,
         )
     return None
+
+
+Step = str | tuple[str, ...]
+"""One step into a vendor object: a member's name, or its spellings (``field`` takes the first
+one present)."""
+
+
+class Usage(NamedTuple):
+    """Where a provider's result states its token counts."""
+
+    at: tuple[Step, ...]
+    """The path from the result to its usage object (``("usage",)``)."""
+    counts: Mapping[str, tuple[Step, ...]]
+    """Each count kept, by the name ``upstream`` gives it: its path from the usage object."""
+
+
+def read_usage(result: Any, where: Usage) -> dict[str, int]:
+    """The token counts ``result`` states, as ``where`` says to find them; the counts it lacks
+    (or gives as no whole number) are left out. A whole float (``71.0``, as Cohere's SDK types
+    its counts) is kept as an int."""
+    found = result
+    for step in where.at:
+        found = field(found, *((step,) if isinstance(step, str) else step))
+    out: dict[str, int] = {}
+    for name, path in where.counts.items():
+        value = found
+        for step in path:
+            value = field(value, *((step,) if isinstance(step, str) else step))
+        if type(value) is float and value.is_integer() and 0 <= value < 2**53:
+            value = int(value)
+        count = integer(value)
+        if count is not None:
+            out[name] = count
+    return out

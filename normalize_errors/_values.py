@@ -11,9 +11,50 @@ import math
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import FrameType
     from typing import Any
 
-__all__ = ["field", "finite", "integer", "qualname", "sequence", "text_of"]
+__all__ = [
+    "MAX_FRAMES",
+    "field",
+    "finite",
+    "frames",
+    "innermost",
+    "integer",
+    "module_of",
+    "qualname",
+    "sequence",
+    "text_of",
+]
+
+MAX_FRAMES = 1000
+"""Traceback frames read, outermost first: a deeper traceback (a runaway recursion) is read
+to this many, and has no innermost frame."""
+
+
+def frames(exc: BaseException) -> list[FrameType]:
+    """The frames of ``exc``'s traceback, outermost first, at most ``MAX_FRAMES`` of them."""
+    found: list[FrameType] = []
+    tb = getattr(exc, "__traceback__", None)
+    while tb is not None and len(found) < MAX_FRAMES:
+        found.append(tb.tb_frame)
+        tb = tb.tb_next
+    return found
+
+
+def innermost(exc: BaseException) -> FrameType | None:
+    """The frame that raised ``exc`` (its traceback's last), or ``None`` when it has no
+    traceback or one of ``MAX_FRAMES`` frames or more."""
+    found = frames(exc)
+    if not found or len(found) >= MAX_FRAMES:
+        return None
+    return found[-1]
+
+
+def module_of(frame: FrameType) -> str:
+    """The name of the module whose code ``frame`` runs (``""`` if it has none)."""
+    name = frame.f_globals.get("__name__")
+    return name if isinstance(name, str) else ""
 
 
 def field(obj: Any, *names: str) -> Any:
@@ -82,7 +123,8 @@ def sequence(value: Any) -> list[Any] | tuple[Any, ...]:
     return value if isinstance(value, (list, tuple)) else ()
 
 
-def qualname(exc: BaseException) -> str:
-    """``module.QualName`` of an exception's class, as ``upstream.exception`` shows it."""
-    cls = type(exc)
+def qualname(obj: object) -> str:
+    """``module.QualName`` of a class, or of an object's class (an exception's, as
+    ``upstream.exception`` shows it)."""
+    cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"

@@ -46,7 +46,7 @@ from typing import Any, Final, TypeVar, cast, overload
 from . import _facade
 from ._dropin import dropin_class, make_dropin
 from .exceptions import HarnessError
-from .providers import provider_of_module
+from .providers import PROVIDERS, provider_of_module
 
 __all__ = ["normalized", "typed_error", "wrap"]
 
@@ -83,32 +83,12 @@ def typed_error(
 
 
 GENERATING: Final[dict[tuple[str, str], frozenset[str]]] = {
-    ("openai.resources.chat.completions", "Completions"): frozenset({"create", "parse", "stream"}),
-    ("openai.resources.beta.chat.completions", "Completions"): frozenset({"parse", "stream"}),
-    ("openai.resources.responses", "Responses"): frozenset(
-        {"create", "parse", "stream", "retrieve"}
-    ),
-    ("openai.resources.completions", "Completions"): frozenset({"create"}),
-    ("anthropic.resources.messages", "Messages"): frozenset({"create", "parse", "stream"}),
-    ("anthropic.resources.beta.messages", "Messages"): frozenset(
-        {"create", "parse", "stream", "tool_runner"}
-    ),
-    ("google.genai.models", "Models"): frozenset({"generate_content", "generate_content_stream"}),
-    ("google.genai.chats", "Chat"): frozenset({"send_message", "send_message_stream"}),
-    # the native SDKs of OpenAI-compatible vendors (read by the openai adapter)
-    ("groq.resources.chat.completions", "Completions"): frozenset({"create"}),
-    ("together.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
-    ("cerebras.cloud.sdk.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
-    ("fireworks.resources.chat.completions", "CompletionsResource"): frozenset({"create"}),
-    ("mistralai.client.chat", "Chat"): frozenset(
-        {"complete", "complete_async", "stream", "stream_async"}
-    ),
-    ("cohere.client_v2", "ClientV2"): frozenset({"chat", "chat_stream"}),
-    ("botocore.client", "BedrockRuntime"): frozenset(
-        {"converse", "converse_stream", "invoke_model_with_response_stream"}
-    ),
+    (package, klass): methods
+    for provider in PROVIDERS
+    for package, klass, methods in provider.generating
 }
-"""The methods whose results ``wrap()`` checks: (resource package, class) -> method names.
+"""The methods whose results ``wrap()`` checks: (resource package, class) -> method names,
+from each provider's ``Provider.generating``.
 
 The class is the SDK's resource class without its ``Async`` prefix and its
 ``WithRawResponse``/``WithStreamingResponse`` suffix, in that package or a module below

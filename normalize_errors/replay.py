@@ -247,7 +247,7 @@ def missing_sdk(scenario: Scenario) -> str | None:
         if _absent("httpx") is None or _absent("httpx2") is None:
             return None
         return "httpx"
-    for module in _PROVIDER_SDKS.get(scenario.provider, ()):
+    for module in _provider_sdks(scenario.provider):  # its Provider.replay
         if _absent(module) is not None:
             return module
     return None
@@ -268,13 +268,11 @@ def _absent(module: str) -> str | None:
     return None
 
 
-_PROVIDER_SDKS: Final = {
-    "openai": ("openai",),
-    "anthropic": ("anthropic",),
-    "google": ("google.genai",),
-    "cohere": ("cohere", "httpx"),
-}
-"""The modules each cassette provider's calls import (``providers._calls``)."""
+def _provider_sdks(provider: str) -> tuple[str, ...]:
+    from .providers import PROVIDERS
+
+    return next((p.replay for p in PROVIDERS if p.name == provider), ())
+
 
 DISTRIBUTIONS: Final = {
     "google.genai": "google-genai",

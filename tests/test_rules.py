@@ -197,3 +197,31 @@ def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> 
     assert table.first_match(facts) is by_status
     facts = Facts("openai", 400, {}, None, "", message="the prompt is too long")
     assert table.first_match(facts) is anywhere
+
+
+def test_one_usage_reader_reads_every_providers_token_counts() -> None:
+    """Issue 23, item 3: each provider declares where its counts are (``USAGE``); one reader
+    reads them all: spellings, a nested count, floats that are whole numbers."""
+    from normalize_errors._rules import read_usage
+    from normalize_errors.providers import cohere, google, openai
+
+    chat = {
+        "usage": {
+            "prompt_tokens": 12,
+            "completion_tokens": 30,
+            "completion_tokens_details": {"reasoning_tokens": 7},
+        }
+    }
+    assert read_usage(chat, openai.USAGE) == {
+        "prompt_tokens": 12,
+        "completion_tokens": 30,
+        "reasoning_tokens": 7,
+    }
+    gemini = {
+        "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": "9", "thoughtsTokenCount": True}
+    }
+    assert read_usage(gemini, google.USAGE) == {"prompt_token_count": 5, "total_token_count": 9}
+    billed = {"usage": {"billed_units": {"input_tokens": 71.0, "output_tokens": 2.5}}}
+    assert read_usage(billed, cohere.USAGE) == {"input_tokens": 71}
+    assert read_usage(None, openai.USAGE) == {}
+    assert read_usage({"usage": "not an object"}, openai.USAGE) == {}

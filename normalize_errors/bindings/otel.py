@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .._redact import redact, redact_all
+from .._values import qualname
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def record_error(span: Span, err: BaseException) -> None:
         span.set_status(Status(StatusCode.ERROR, redact(str(problem))))
         cls = type(problem)
         event = {
-            "exception.type": f"{cls.__module__}.{cls.__qualname__}",
+            "exception.type": qualname(cls),
             "exception.message": redact(str(problem)),
             "exception.stacktrace": _stacktrace(problem),
             **fields,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError, normalize
+from .._values import frames, module_of, qualname
 
 __all__ = [
     "MODEL_OUTPUT_PARSERS",
@@ -109,7 +110,7 @@ def validation_error(
         model_feedback=feedback if lines else None,
         location=location or None,
         causes=causes if len(causes) > 1 else (),
-        upstream={"exception": _qualname(exc), "errors": len(errors)},
+        upstream={"exception": qualname(exc), "errors": len(errors)},
     )
 
 
@@ -124,7 +125,7 @@ def json_error(exc: BaseException, tool_name: str | None = None) -> HarnessError
         + (f" at character {position}" if isinstance(position, int) else "")
         + "). Answer with valid JSON only.",
         location={"tool_name": tool_name} if tool_name else None,
-        upstream={"exception": _qualname(exc)},
+        upstream={"exception": qualname(exc)},
     )
 
 
@@ -140,11 +141,6 @@ def output_error(exc: BaseException | None, tool_name: str | None = None) -> Har
     return None
 
 
-def _qualname(exc: BaseException) -> str:
-    cls = type(exc)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 _PARSING: Final = ("json", "pydantic", "pydantic_core", "typing", "functools", "re")
 
 
@@ -155,15 +151,11 @@ def parsed_by_framework(exc: BaseException) -> bool:
     ``JSONDecodeError`` from ``httpx``'s ``Response.json()`` under a framework call is not
     the model's, one from LangChain's JSON output helper is.
     """
-    tb = exc.__traceback__
     caller = ""
-    seen = 0
-    while tb is not None and seen < 1000:
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        if isinstance(module, str) and module.partition(".")[0] not in _PARSING:
+    for frame in frames(exc):
+        module = module_of(frame)
+        if module.partition(".")[0] not in _PARSING:
             caller = module
-        tb = tb.tb_next
-        seen += 1
     return caller.startswith(MODEL_OUTPUT_PARSERS)
 
 
@@ -185,12 +177,4 @@ def from_model_output(exc: BaseException) -> HarnessError | None:
 
 
 def _in_frames(exc: BaseException, prefix: str) -> bool:
-    tb = exc.__traceback__
-    seen = 0
-    while tb is not None and seen < 200:
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        if isinstance(module, str) and module.startswith(prefix):
-            return True
-        tb = tb.tb_next
-        seen += 1
-    return False
+    return any(module_of(frame).startswith(prefix) for frame in frames(exc))

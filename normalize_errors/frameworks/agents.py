@@ -33,6 +33,7 @@ from .._patterns import (
     AGENTS_TURNS,
     MAX_MESSAGE,
 )
+from .._values import qualname
 from ._common import known, names, output_error
 
 __all__ = ["read", "retry_policy"]
@@ -48,7 +49,7 @@ _FILTERED: Final = "Response withheld by the provider's content filter."
 
 def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
     cls = type(exc)
-    return {"framework": "agents", "exception": f"{cls.__module__}.{cls.__qualname__}", **more}
+    return {"framework": "agents", "exception": qualname(cls), **more}
 
 
 def _text(exc: BaseException) -> str:

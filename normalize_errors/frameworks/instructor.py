@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import HarnessError
 from .._patterns import INSTRUCTOR_REFUSED, INSTRUCTOR_USED, MAX_MESSAGE
+from .._values import qualname
 from ._common import known, names, output_error, through
 
 __all__ = ["read"]
@@ -27,7 +28,7 @@ __all__ = ["read"]
 
 def _facts(exc: BaseException) -> dict[str, Any]:
     cls = type(exc)
-    return {"framework": "instructor", "exception": f"{cls.__module__}.{cls.__qualname__}"}
+    return {"framework": "instructor", "exception": qualname(cls)}
 
 
 def _first_line(exc: BaseException) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError
+from .._values import qualname
 from ._common import names, output_error
 
 __all__ = ["read", "retry_if"]
@@ -38,20 +39,18 @@ _MODEL: Final = (
     ("ModelConnectionError", "upstream.unavailable"),
     ("ModelAPIError", "upstream.unavailable"),
 )
-_VENDORS: Final = frozenset(
-    {"openai", "anthropic", "google", "botocore", "cohere", "httpx", "httpx2", "groq", "mistralai"}
-)
 
 
 def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
     cls = type(exc)
-    return {"framework": "langchain", "exception": f"{cls.__module__}.{cls.__qualname__}", **more}
+    return {"framework": "langchain", "exception": qualname(cls), **more}
 
 
 def _from_vendor(exc: BaseException) -> bool:
-    return any(
-        str(getattr(k, "__module__", "")).partition(".")[0] in _VENDORS for k in type(exc).__mro__
-    )
+    """Whether a provider's adapter reads ``exc`` (a class of its MRO is a vendor's)."""
+    from ..providers import provider_of
+
+    return provider_of(exc) is not None
 
 
 def _message(exc: BaseException) -> str:

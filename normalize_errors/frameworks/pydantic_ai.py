@@ -33,6 +33,7 @@ from .._patterns import (
     PYDANTIC_AI_TIMED_OUT,
     PYDANTIC_AI_TOOL_RETRIES,
 )
+from .._values import qualname
 from ._common import known, names, output_error, through
 
 __all__ = ["fallback_on", "read"]
@@ -87,7 +88,7 @@ def read(exc: BaseException) -> HarnessError | None:
 
 def _facts(exc: BaseException) -> dict[str, Any]:
     cls = type(exc)
-    return {"framework": "pydantic_ai", "exception": f"{cls.__module__}.{cls.__qualname__}"}
+    return {"framework": "pydantic_ai", "exception": qualname(cls)}
 
 
 def _first_line(exc: BaseException) -> str:

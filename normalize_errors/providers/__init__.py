@@ -3,7 +3,7 @@
 Each module (``openai``, ``anthropic``, ``google``, ``bedrock``, ``cohere``, ``http``) offers:
 
 * ``NAME``: the provider name used in ``upstream.provider`` and the ``provider=`` argument;
-* ``ROOTS``: the top-level modules whose exceptions it reads;
+* ``ROOTS``: the modules whose exceptions it reads (its ``Provider.roots``);
 * ``normalize(exc)``: a vendor exception -> ``HarnessError`` (or ``None`` if not its own);
 * ``from_response(status, headers, body)``: a raw HTTP error response -> ``HarnessError``;
 * ``looks_like(body)``: whether a parsed error body has this vendor's shape;
@@ -12,9 +12,12 @@ Each module (``openai``, ``anthropic``, ``google``, ``bedrock``, ``cohere``, ``h
 * ``diagnose_stream(chunks, tools)``: the same for the chunks of a finished stream;
 * ``TABLE``: the mapping, as rows the docs print.
 
-Adapters are imported on first use, never by ``import normalize_errors``, and they never
-import a vendor SDK: they read exceptions by module name and attributes (duck typing), so
-one adapter serves several major versions of its SDK.
+Which provider reads what is declared once, in ``PROVIDERS`` (a ``Provider`` per vendor:
+its module roots, hosts, generating methods, what a replay imports); every routing decision
+of the library is derived from it. Adapters are imported on first use, never by
+``import normalize_errors``, and they never import a vendor SDK: they read exceptions by
+module name and attributes (duck typing), so one adapter serves several major versions of
+its SDK.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
-from .._values import field
+from .._values import field, innermost, module_of
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
@@ -32,10 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NAMES",
+    "PROVIDERS",
     "Adapter",
+    "Provider",
     "adapter",
     "adapter_for_exception",
     "available",
+    "declared",
     "detect",
     "provider_of",
     "provider_of_module",
@@ -45,36 +51,166 @@ __all__ = [
     "provider_of_type",
 ]
 
-NAMES: Final = ("anthropic", "google", "openai", "bedrock", "cohere", "http")
-"""The provider names, in the order ``from_response`` tries them on a body's shape.
 
-Anthropic's shape (``{"type": "error", "error": {...}}``) and Google's (a canonical status
-such as ``RESOURCE_EXHAUSTED``, or ``type.googleapis.com`` details) are the most specific,
-so they are tried before OpenAI's, which accepts any ``{"error": {"message": ...}}``.
-Bedrock's and Cohere's bodies (``{"message": ...}``) have no shape of their own: they are
-recognised only by an AWS ``__type`` member, or read when named with ``provider=``."""
+class Provider(NamedTuple):
+    """One provider, declared once. Every routing decision is derived from ``PROVIDERS``:
+    which adapter reads an exception, a result or a response, which hosts name a provider,
+    which methods ``wrap()`` checks, and what a replay imports."""
 
-_ROOTS: Final = {
-    "openai": "openai",
-    # the native SDKs of OpenAI-compatible vendors, read by the openai adapter (its ROOTS)
-    "groq": "openai",
-    "together": "openai",
-    "cerebras": "openai",
-    "fireworks": "openai",
-    "mistralai": "openai",
-    "anthropic": "anthropic",
-    "google": "google",
-    "botocore": "bedrock",
-    "cohere": "cohere",
-    "httpx": "http",
-    "httpx2": "http",
-    "httpcore": "http",
-    "httpcore2": "http",
-    "aiohttp": "http",
-    "requests": "http",
-    "urllib3": "http",
-}
-"""Top-level module of an exception class -> the adapter that reads it."""
+    name: str
+    """The name in ``upstream.provider`` and the ``provider=`` argument; its adapter is the
+    module of that name in this package."""
+    roots: tuple[str, ...]
+    """The modules whose exceptions and objects it reads: a top-level package, or a package
+    below one (``google.genai``: other ``google`` packages are not the SDK's)."""
+    hosts: tuple[str, ...] = ()
+    """Request hosts of its API: exact names, and suffixes starting with ``.`` or ``-``
+    (``us-central1-aiplatform.googleapis.com``); a response of no known shape from one is read
+    as this provider's."""
+    generating: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    """The methods whose results ``wrap()`` checks: (resource package, class, method names)."""
+    sdk: bool = True
+    """A vendor SDK (``wrap()`` proxies its objects); ``False`` for the HTTP libraries."""
+    answers_in_objects: bool = False
+    """Its SDK never returns text as a generating call's answer: text there is no answer."""
+    replay: tuple[str, ...] = ()
+    """The modules a replay of its cassettes imports (``providers._calls``)."""
+
+
+PROVIDERS: Final = (
+    # In the order ``from_response`` tries them on a body's shape: Anthropic's shape
+    # ({"type": "error", "error": {...}}) and Google's (a canonical status such as
+    # RESOURCE_EXHAUSTED, or type.googleapis.com details) are the most specific, so they come
+    # before OpenAI's, which accepts any {"error": {"message": ...}}. Bedrock's and Cohere's
+    # bodies ({"message": ...}) have no shape of their own: they are recognised only by an AWS
+    # __type member, or read when named with provider=.
+    Provider(
+        "anthropic",
+        roots=("anthropic",),
+        hosts=("api.anthropic.com",),
+        generating=(
+            ("anthropic.resources.messages", "Messages", frozenset({"create", "parse", "stream"})),
+            (
+                "anthropic.resources.beta.messages",
+                "Messages",
+                frozenset({"create", "parse", "stream", "tool_runner"}),
+            ),
+        ),
+        answers_in_objects=True,
+        replay=("anthropic",),
+    ),
+    Provider(
+        "google",
+        roots=("google.genai",),
+        hosts=(
+            "generativelanguage.googleapis.com",
+            "aiplatform.googleapis.com",
+            "-aiplatform.googleapis.com",
+        ),
+        generating=(
+            (
+                "google.genai.models",
+                "Models",
+                frozenset({"generate_content", "generate_content_stream"}),
+            ),
+            ("google.genai.chats", "Chat", frozenset({"send_message", "send_message_stream"})),
+        ),
+        answers_in_objects=True,
+        replay=("google.genai",),
+    ),
+    Provider(
+        "openai",
+        # the native SDKs of OpenAI-compatible vendors are read by the openai adapter too
+        roots=("openai", "groq", "together", "cerebras", "fireworks", "mistralai"),
+        hosts=("api.openai.com", ".openai.azure.com"),
+        generating=(
+            (
+                "openai.resources.chat.completions",
+                "Completions",
+                frozenset({"create", "parse", "stream"}),
+            ),
+            (
+                "openai.resources.beta.chat.completions",
+                "Completions",
+                frozenset({"parse", "stream"}),
+            ),
+            (
+                "openai.resources.responses",
+                "Responses",
+                frozenset({"create", "parse", "stream", "retrieve"}),
+            ),
+            ("openai.resources.completions", "Completions", frozenset({"create"})),
+            ("groq.resources.chat.completions", "Completions", frozenset({"create"})),
+            ("together.resources.chat.completions", "CompletionsResource", frozenset({"create"})),
+            (
+                "cerebras.cloud.sdk.resources.chat.completions",
+                "CompletionsResource",
+                frozenset({"create"}),
+            ),
+            ("fireworks.resources.chat.completions", "CompletionsResource", frozenset({"create"})),
+            (
+                "mistralai.client.chat",
+                "Chat",
+                frozenset({"complete", "complete_async", "stream", "stream_async"}),
+            ),
+        ),
+        answers_in_objects=True,
+        replay=("openai",),
+    ),
+    Provider(
+        "bedrock",
+        roots=("botocore",),
+        generating=(
+            (
+                "botocore.client",
+                "BedrockRuntime",
+                frozenset({"converse", "converse_stream", "invoke_model_with_response_stream"}),
+            ),
+        ),
+    ),
+    Provider(
+        "cohere",
+        roots=("cohere",),
+        generating=(("cohere.client_v2", "ClientV2", frozenset({"chat", "chat_stream"})),),
+        replay=("cohere", "httpx"),
+    ),
+    Provider(
+        "http",
+        roots=("httpx", "httpx2", "httpcore", "httpcore2", "aiohttp", "requests", "urllib3"),
+        sdk=False,
+    ),
+)
+"""The providers (see ``Provider``), in the order ``from_response`` tries their body shapes."""
+
+NAMES: Final = tuple(provider.name for provider in PROVIDERS)
+"""The provider names, in the order ``from_response`` tries them on a body's shape."""
+
+_BY_NAME: Final = {provider.name: provider for provider in PROVIDERS}
+
+
+def _by_top() -> dict[str, tuple[tuple[str, str], ...]]:
+    found: dict[str, tuple[tuple[str, str], ...]] = {}
+    for provider in PROVIDERS:
+        for root in provider.roots:
+            top = root.partition(".")[0]
+            found[top] = (*found.get(top, ()), (root, provider.name))
+    return found
+
+
+_BY_TOP: Final = _by_top()
+"""Top-level package -> the (root, provider name) pairs under it."""
+
+
+def declared(name: str) -> Provider:
+    """The declaration of provider ``name``.
+
+    Raises:
+        ValueError: ``name`` is not a provider name.
+    """
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(NAMES)}")
+    return found
 
 
 class Adapter(Protocol):
@@ -105,8 +241,7 @@ def adapter(name: str) -> Adapter:
     """
     module = _LOADED.get(name)
     if module is None:
-        if name not in NAMES:
-            raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(NAMES)}")
+        declared(name)  # raises for a name that is none
         module = importlib.import_module(f"{__name__}.{name}")
         _LOADED[name] = module
     return module
@@ -148,10 +283,10 @@ def provider_of_module(module: object) -> str | None:
     objects of these and no others)."""
     if not isinstance(module, str):
         return None
-    root = module.partition(".")[0]
-    if root == "google" and not module.startswith("google.genai"):
-        return None
-    return _ROOTS.get(root)
+    for root, name in _BY_TOP.get(module.partition(".")[0], ()):
+        if module == root or module.startswith(root + "."):
+            return name
+    return None
 
 
 def provider_of(exc: BaseException) -> str | None:
@@ -221,12 +356,8 @@ def provider_of_traceback(exc: BaseException) -> str | None:
     google-genai raises a plain ``TypeError`` from inside its error handling when a stream's
     error chunk has no numeric code; only where it was raised tells it apart.
     """
-    tb = exc.__traceback__
-    for _ in range(1000):
-        if tb is None or tb.tb_next is None:
-            break
-        tb = tb.tb_next
-    if tb is None:
+    frame = innermost(exc)
+    if frame is None:
         return None
-    name = provider_of_module(tb.tb_frame.f_globals.get("__name__"))
+    name = provider_of_module(module_of(frame))
     return None if name == "http" else name

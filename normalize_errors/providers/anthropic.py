@@ -41,9 +41,11 @@ from .._rules import (
     Facts,
     StopRow,
     Table,
+    Usage,
     build,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
@@ -51,6 +53,7 @@ from .._rules import (
 from .._values import field, integer, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -285,7 +288,7 @@ def looks_like(body: Any) -> bool:
     )
 
 
-SDK: Final = _SDK(NAME, ("anthropic",), CLASSES, TABLE, _read, id_headers=("request-id",))
+SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
@@ -333,14 +336,11 @@ _UNUSED: Final = frozenset({"thinking", "redacted_thinking"})
 """Content blocks that are not output the caller can use on their own."""
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage")
-    out: dict[str, Any] = {}
-    for name in ("input_tokens", "output_tokens"):
-        value = integer(field(usage, name))
-        if value is not None:
-            out[name] = value
-    return out
+USAGE: Final = Usage(
+    at=("usage",),
+    counts={"input_tokens": ("input_tokens",), "output_tokens": ("output_tokens",)},
+)
+"""Token counts of a Messages result (``upstream.usage``)."""
 
 
 def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
@@ -443,7 +443,7 @@ def _judge(
             reason,
             "The output stopped at the max_tokens limit.",
             result,
-            usage=_usage(result),
+            usage=read_usage(result, USAGE),
             message_id=message_id,
             model=model,
         )
@@ -453,7 +453,7 @@ def _judge(
             reason,
             "The output stopped because the model's context window is full.",
             result,
-            usage=_usage(result),
+            usage=read_usage(result, USAGE),
             message_id=message_id,
             model=model,
         )
@@ -489,7 +489,7 @@ def _judge(
             reason,
             "The model returned no content.",
             result,
-            usage=_usage(result),
+            usage=read_usage(result, USAGE),
             message_id=message_id,
             model=model,
         )
@@ -555,7 +555,7 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
                 value = text_of(field(start, name))
                 if value:
                     message[name] = value
-            message["usage"] = _usage(start)
+            message["usage"] = read_usage(start, USAGE)
             for index, block in enumerate(_blocks(start)):
                 blocks[index] = _block_state(block)
         elif kind == "content_block_start":

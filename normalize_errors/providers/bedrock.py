@@ -43,17 +43,20 @@ from .._rules import (
     Facts,
     StopRow,
     Table,
+    Usage,
     build,
     class_entry,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, sequence, text_of
+from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, lower_headers, parse_body, short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -287,13 +290,13 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of botocore (boto3's Bedrock runtime), or ``None``."""
-    entry = class_entry(exc, CLASSES, "botocore")
+    entry = class_entry(exc, CLASSES, declared(NAME).roots)
     if entry is None:
         return None
     name, fixed = entry
     if name in ("BotoCoreError", "UndefinedModelAttributeError"):
         return None
-    qualname = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    exception = qualname(exc)
     extra: dict[str, Any] = {}
     operation = text_of(field(exc, "operation_name"))
     if operation:
@@ -307,7 +310,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
             endpoint = text_of(field(field(exc, "kwargs"), "endpoint_url"))
             if endpoint:
                 extra["endpoint"] = endpoint
-        facts = _facts(None, {}, vendor, message, exception=qualname, extra=extra)
+        facts = _facts(None, {}, vendor, message, exception=exception, extra=extra)
         return build(code, retryable, facts)
     response = field(exc, "response")
     error = field(response, "Error")
@@ -328,7 +331,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         headers,
         vendor_code,
         message,
-        exception=qualname,
+        exception=exception,
         request_id=text_of(field(meta, "RequestId")),
         in_stream=in_stream,
         attempts=None if retries is None else retries + 1,
@@ -345,15 +348,8 @@ def _raw_event(exc: BaseException) -> Any:
     ``response_dict`` local still holds the event's raw ``body`` while the exception's
     traceback reaches that frame (an exception pickled or re-raised elsewhere has none).
     """
-    tb = exc.__traceback__
-    for _ in range(256):
-        if tb is None or tb.tb_next is None:
-            break
-        tb = tb.tb_next
-    if tb is None or tb.tb_next is not None:
-        return None
-    frame = tb.tb_frame
-    if frame.f_globals.get("__name__") != "botocore.eventstream":
+    frame = innermost(exc)
+    if frame is None or module_of(frame) != "botocore.eventstream":
         return None
     if frame.f_code.co_name != "_parse_event":
         return None
@@ -491,14 +487,11 @@ def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
     return offered_names(names)
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage")
-    out: dict[str, Any] = {}
-    for name in ("inputTokens", "outputTokens"):
-        value = integer(field(usage, name))
-        if value is not None:
-            out[name] = value
-    return out
+USAGE: Final = Usage(
+    at=("usage",),
+    counts={"inputTokens": ("inputTokens",), "outputTokens": ("outputTokens",)},
+)
+"""Token counts of a Converse result (``upstream.usage``)."""
 
 
 def _request_id(result: Any) -> str | None:
@@ -540,7 +533,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
 
 
 def _judge(result: Any, reason: str, tools: Iterable[Any] | None) -> HarnessError | None:
-    extra: dict[str, Any] = {"usage": _usage(result)}
+    extra: dict[str, Any] = {"usage": read_usage(result, USAGE)}
     trace = field(result, "trace")
     if reason in _STOPS:
         code, detail = _STOPS[reason]

@@ -31,9 +31,11 @@ from .._rules import (
     Facts,
     StopRow,
     Table,
+    Usage,
     build,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
@@ -41,6 +43,7 @@ from .._rules import (
 from .._values import field, integer, sequence, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -129,7 +132,7 @@ def read_body(body: Any, facts: Facts) -> None:
         facts.extra = {**facts.extra, "id": body_id}
 
 
-SDK: Final = _SDK(NAME, ("cohere",), CLASSES, TABLE, read_body)
+SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, read_body)
 
 
 def looks_like(body: Any) -> bool:
@@ -239,18 +242,11 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
 content, ``STOP_SEQUENCE`` and ``TOOL_CALL`` with valid calls are not failures."""
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    """Token counts: the SDK types them as floats (``71.0``); whole ones are kept as ints."""
-    tokens = field(field(result, "usage"), "tokens", "billed_units")
-    out: dict[str, Any] = {}
-    for name in ("input_tokens", "output_tokens"):
-        raw = field(tokens, name)
-        if type(raw) is float and raw.is_integer() and 0 <= raw < 2**53:
-            raw = int(raw)
-        value = integer(raw)
-        if value is not None:
-            out[name] = value
-    return out
+USAGE: Final = Usage(
+    at=("usage", ("tokens", "billed_units")),
+    counts={"input_tokens": ("input_tokens",), "output_tokens": ("output_tokens",)},
+)
+"""Token counts of a chat result (``upstream.usage``); the SDK types them as floats (``71.0``)."""
 
 
 def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
@@ -268,7 +264,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
         return None
     reason = reason.upper()
     request_id = text_of(field(result, "id", "generation_id"))
-    usage = _usage(result)
+    usage = read_usage(result, USAGE)
     if reason in _STOPS:
         code, detail = _STOPS[reason]
         found = stop_error(NAME, code, reason, detail, request_id=request_id, usage=usage)

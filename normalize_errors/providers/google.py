@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
-from types import TracebackType
 from typing import Any, Final
 
 from .._path import fixed_error, message_of, note_cause
@@ -80,17 +79,20 @@ from .._rules import (
     Rule,
     StopRow,
     Table,
+    Usage,
     build,
     class_entry,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, qualname, sequence, text_of
+from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._wire import body_text, parse_body, short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -107,7 +109,7 @@ __all__ = [
 ]
 
 NAME: Final = "google"
-ROOTS: Final = ("google.genai",)
+ROOTS: Final = declared(NAME).roots
 """The modules whose exceptions this adapter reads."""
 
 _CANONICAL: Final = GOOGLE_CANONICAL.compiled()
@@ -720,23 +722,10 @@ def _function_error(exc: BaseException, code: str, facts: Facts) -> HarnessError
     return build(code, False, facts, model_feedback=feedback, location=location)
 
 
-def _innermost(tb: TracebackType | None) -> TracebackType | None:
-    if tb is None:
-        return None
-    for _ in range(256):
-        if tb.tb_next is None:
-            return tb
-        tb = tb.tb_next
-    return None
-
-
 def _sdk_type_error(exc: BaseException) -> HarnessError | None:
     """The SDK's own crash on an error chunk without a numeric ``code`` (see module doc)."""
-    frame_tb = _innermost(exc.__traceback__)
-    if frame_tb is None:
-        return None
-    frame = frame_tb.tb_frame
-    if frame.f_globals.get("__name__") != "google.genai.errors":
+    frame = innermost(exc)
+    if frame is None or module_of(frame) != "google.genai.errors":
         return None
     if not frame.f_code.co_name.startswith("raise_error"):
         return None
@@ -811,20 +800,17 @@ _USABLE: Final = (
 )
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage_metadata", "usageMetadata")
-    out: dict[str, Any] = {}
-    for snake, camel in (
-        ("prompt_token_count", "promptTokenCount"),
-        ("candidates_token_count", "candidatesTokenCount"),
-        ("thoughts_token_count", "thoughtsTokenCount"),
-        ("cached_content_token_count", "cachedContentTokenCount"),
-        ("total_token_count", "totalTokenCount"),
-    ):
-        value = integer(field(usage, snake, camel))
-        if value is not None:
-            out[snake] = value
-    return out
+USAGE: Final = Usage(
+    at=(("usage_metadata", "usageMetadata"),),
+    counts={
+        "prompt_token_count": (("prompt_token_count", "promptTokenCount"),),
+        "candidates_token_count": (("candidates_token_count", "candidatesTokenCount"),),
+        "thoughts_token_count": (("thoughts_token_count", "thoughtsTokenCount"),),
+        "cached_content_token_count": (("cached_content_token_count", "cachedContentTokenCount"),),
+        "total_token_count": (("total_token_count", "totalTokenCount"),),
+    },
+)
+"""Token counts of a generate_content result (``upstream.usage``)."""
 
 
 def _ratings(ratings: Any) -> list[dict[str, Any]]:
@@ -898,7 +884,7 @@ def _candidate(
     calls, usable = _calls_and_output(candidate)
     common: dict[str, Any] = {
         "finish_message": message,
-        "usage": _usage(result),
+        "usage": read_usage(result, USAGE),
         "model_version": _word(field(result, "model_version", "modelVersion")),
         "candidate": index,
     }
@@ -1018,7 +1004,7 @@ def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
             block_reason=blocked,
             block_reason_message=message,
             safety_ratings=_ratings(field(feedback, "safety_ratings", "safetyRatings")),
-            usage=_usage(result),
+            usage=read_usage(result, USAGE),
             model_version=_word(field(result, "model_version", "modelVersion")),
         )
     else:
@@ -1029,7 +1015,7 @@ def _diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
                 "none",
                 "The model returned no candidates.",
                 result,
-                usage=_usage(result),
+                usage=read_usage(result, USAGE),
             )
         else:  # several candidates fail only together: then the first one's error
             for index, candidate in enumerate(candidates[:16]):

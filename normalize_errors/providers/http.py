@@ -51,6 +51,7 @@ from .._rules import Facts, Rule, Table, add_upstream, build, classify, rule
 from .._values import field, integer, qualname, text_of
 from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from ..exceptions import HarnessError
+from . import PROVIDERS, declared
 
 __all__ = [
     "CLASSES",
@@ -171,8 +172,12 @@ entry more specific than ``HTTPError``.
 _TIMEOUTS: Final = frozenset(
     {"TimeoutException", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout"}
 )
-_HTTPX_ROOTS: Final = frozenset({"httpx", "httpx2", "httpcore", "httpcore2"})
-_OTHER_ROOTS: Final = frozenset({"requests", "urllib3", "aiohttp"})
+_HTTPX_ROOTS: Final = frozenset(
+    r for r in declared(NAME).roots if r.startswith(("httpx", "httpcore"))
+)
+"""The httpx family: exceptions read by class name (``CLASSES``)."""
+_OTHER_ROOTS: Final = frozenset(declared(NAME).roots) - _HTTPX_ROOTS
+"""The other HTTP libraries: exceptions read by their response, else by ``PATTERNS``."""
 
 PATTERNS: Final[tuple[tuple[re.Pattern[str], str, bool, str | None], ...]] = (
     (HTTP_REDIRECT.compiled(), "upstream.invalid_response", False, None),
@@ -188,14 +193,7 @@ code, retryable, ``upstream.code``), tried in order on each class of the MRO fro
 specific; an exception with an error status is read from its response first, and one that
 matches nothing is ``harness.internal_error``."""
 
-HOSTS: Final = (
-    ("api.openai.com", "openai"),
-    (".openai.azure.com", "openai"),
-    ("api.anthropic.com", "anthropic"),
-    ("generativelanguage.googleapis.com", "google"),
-    ("aiplatform.googleapis.com", "google"),
-    ("-aiplatform.googleapis.com", "google"),
-)
+HOSTS: Final = tuple((host, p.name) for p in PROVIDERS for host in p.hosts)
 """Request hosts that name the provider of a response of no known shape: exact names, and
 suffixes (starting with ``.`` or ``-``, as in ``us-central1-aiplatform.googleapis.com``)."""
 

@@ -40,10 +40,12 @@ from .._rules import (
     Facts,
     StopRow,
     Table,
+    Usage,
     add_upstream,
     build,
     classify,
     offered_names,
+    read_usage,
     rule,
     stop_error,
     tool_call_problem,
@@ -52,6 +54,7 @@ from .._stated import finish_failure
 from .._values import field, integer, sequence, text_of
 from .._wire import short
 from ..exceptions import HarnessError
+from . import declared
 
 __all__ = [
     "CLASSES",
@@ -67,7 +70,7 @@ __all__ = [
 
 NAME: Final = "openai"
 
-ROOTS: Final = ("openai", "groq", "together", "cerebras", "fireworks", "mistralai")
+ROOTS: Final = declared(NAME).roots
 """The top-level modules whose exceptions this adapter reads (openai's and the native SDKs of
 OpenAI-compatible vendors)."""
 
@@ -510,18 +513,20 @@ def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> Har
     return stop_error(NAME, code, reason, detail, request_id=request_id, **extra)
 
 
-def _usage(result: Any) -> dict[str, Any]:
-    usage = field(result, "usage")
-    out: dict[str, Any] = {}
-    for name in ("completion_tokens", "output_tokens", "prompt_tokens", "input_tokens"):
-        value = integer(field(usage, name))
-        if value is not None:
-            out[name] = value
-    details = field(usage, "completion_tokens_details", "output_tokens_details")
-    reasoning = integer(field(details, "reasoning_tokens"))
-    if reasoning is not None:
-        out["reasoning_tokens"] = reasoning
-    return out
+USAGE: Final = Usage(
+    at=("usage",),
+    counts={
+        "completion_tokens": ("completion_tokens",),
+        "output_tokens": ("output_tokens",),
+        "prompt_tokens": ("prompt_tokens",),
+        "input_tokens": ("input_tokens",),
+        "reasoning_tokens": (
+            ("completion_tokens_details", "output_tokens_details"),
+            "reasoning_tokens",
+        ),
+    },
+)
+"""Token counts of a Chat Completions or Responses result (``upstream.usage``)."""
 
 
 def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
@@ -549,7 +554,7 @@ def _choice(
     if content is None:
         content = field(choice, "text")
     if finish == "length":
-        usage = _usage(result)
+        usage = read_usage(result, USAGE)
         spent = (
             " (all of them on reasoning)" if not content and usage.get("reasoning_tokens") else ""
         )
@@ -769,7 +774,7 @@ def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | No
         code, detail = _INCOMPLETE.get(
             reason, ("output.truncated", f"The response is incomplete ({reason}).")
         )
-        return _stop(code, reason, detail, result, usage=_usage(result))
+        return _stop(code, reason, detail, result, usage=read_usage(result, USAGE))
     if status == "cancelled":
         return _stop("harness.cancelled", status, "The response was cancelled.", result)
     if status not in ("completed", None):

@@ -175,3 +175,45 @@ def test_an_anthropic_error_without_a_response_keeps_the_sdks_request_id() -> No
         "upstream.overloaded",
         "req_011CSHoEeqs5C35K2UUqR7Fy",
     )
+
+
+def test_every_routing_table_is_derived_from_the_one_declaration() -> None:
+    """Issue 23, item 3: each provider is declared once (``PROVIDERS``); the roots of every
+    adapter, the hosts, the generating methods of ``wrap()`` and the CLI's choices are read
+    from it, so a row added there reaches all of them."""
+    from normalize_errors import _wrap
+    from normalize_errors.providers import NAMES, PROVIDERS, adapter, declared
+    from normalize_errors.providers import http as http_adapter
+
+    assert tuple(p.name for p in PROVIDERS) == NAMES
+    assert len(set(NAMES)) == len(NAMES)
+    for provider in PROVIDERS:
+        assert declared(provider.name) is provider
+        assert provider.name == adapter(provider.name).NAME
+        for root in provider.roots:
+            assert provider_of_module(root) == provider.name
+            assert provider_of_module(root + ".errors") == provider.name
+        roots = getattr(adapter(provider.name), "ROOTS", None)
+        assert roots is None or roots == provider.roots
+    sdk = getattr(adapter("openai"), "SDK", None)
+    assert sdk is not None
+    assert sdk.roots == declared("openai").roots
+    assert {name for _, name in http_adapter.HOSTS} == {p.name for p in PROVIDERS if p.hosts}
+    assert set(_wrap.GENERATING) == {
+        (package, klass) for p in PROVIDERS for package, klass, _ in p.generating
+    }
+    with pytest.raises(ValueError, match="unknown provider"):
+        declared("nobody")
+
+
+@pytest.mark.parametrize("name", ["bedrock", "cohere"])
+def test_the_cli_classifies_as_every_declared_provider(
+    name: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from normalize_errors._cli import main
+
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"message": "Too many requests"}))
+    main(["classify", str(body), "--provider", name])
+    out = json.loads(capsys.readouterr().out)
+    assert out["upstream"]["provider"] == name
