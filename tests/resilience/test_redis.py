@@ -1,0 +1,188 @@
+"""The breaker shared through a real ``redis-server`` on 127.0.0.1 (no mock of Redis)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from normalize_errors import UpstreamOverloadedError, UpstreamUnavailableError
+from normalize_errors.resilience import CircuitBreaker
+from normalize_errors.resilience._redis import FallbackStore
+
+from .conftest import RedisServer
+from .helpers import failed
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "anthropic:claude-sonnet-4-6"
+
+WORKER = textwrap.dedent(
+    """
+    import json, sys
+
+    import anthropic
+
+    from normalize_errors import HarnessError, wrap
+    from normalize_errors.resilience import CircuitBreaker
+from normalize_errors.resilience._redis import FallbackStore
+    from normalize_errors.testing import Faults
+
+    url, key, script = sys.argv[1], sys.argv[2], sys.argv[3]
+    breaker = CircuitBreaker(store=url, threshold=1, cooldown=60.0)
+    with Faults() as faults:
+        if script != "-":
+            faults.fail(script)
+        client = wrap(anthropic.Anthropic(api_key="sk-ant-offline", max_retries=0))
+        try:
+            breaker.call(
+                key, client.messages.create, model="claude-sonnet-4-6", max_tokens=8,
+                messages=[{"role": "user", "content": "Hello"}],
+            )
+            outcome = {"ok": True}
+        except HarnessError as err:
+            problem = err.problem
+            outcome = {"code": problem.code, "origin": problem.origin,
+                       "upstream": problem.upstream.get("opened_by"),
+                       "retry_after": problem.retry_after}
+        outcome["requests"] = faults.calls
+    print(json.dumps(outcome))
+    """
+)
+
+
+def worker(server: RedisServer, script: str) -> dict[str, Any]:
+    """Run one worker process (a new interpreter) against the shared Redis; its outcome."""
+    done = subprocess.run(  # a separate process: the state crosses only through Redis
+        [sys.executable, "-c", WORKER, server.url, KEY, script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_two_worker_processes_share_one_breaker(redis_server: RedisServer) -> None:
+    first = worker(redis_server, "anthropic/overloaded_529")  # gets the 529: opens it
+    assert first["code"] == "upstream.overloaded"
+    assert first["requests"] == 1
+
+    second = worker(redis_server, "-")  # another process: fails fast, sends nothing
+    assert second["requests"] == 0
+    assert (second["code"], second["origin"]) == ("upstream.unavailable", "harness")
+    assert second["upstream"] == {
+        "code": "upstream.overloaded",
+        "status": 529,
+        "upstream_code": "overloaded_error",
+    }
+    assert 55.0 < second["retry_after"] <= 60.0
+
+    here = CircuitBreaker(store=redis_server.url)  # and this process sees it too
+    assert here.state(KEY).name == "open"
+    here.reset(KEY)
+    assert worker(redis_server, "-") == {"ok": True, "requests": 1}
+
+
+def test_one_half_open_trial_across_processes(redis_server: RedisServer) -> None:
+    now = [1_800_000_000.0]
+    a, b = (
+        CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0])
+        for _ in range(2)
+    )
+    a.failure(KEY, UpstreamOverloadedError("overloaded"))
+    assert failed(lambda: b.before(KEY)).upstream["state"] == "open"
+    now[0] += 6.0
+    assert a.before(KEY) == "trial"
+    assert failed(lambda: b.before(KEY)).upstream["state"] == "half_open"
+    a.success(KEY, "trial")
+    assert b.before(KEY) == "closed"
+
+
+def test_a_redis_that_goes_away_falls_back_to_local_state(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    breaker = CircuitBreaker(store=redis_server.url, threshold=2, timeout=0.5)
+    assert breaker.call(KEY, lambda: "up") == "up"
+    redis_server.stop()
+    with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
+        assert breaker.call(KEY, lambda: "still answered") == "still answered"
+    assert breaker.degraded
+    assert "keeping state in this process" in caplog.text
+    assert redis_server.url.split("//")[1].split("/")[0] in caplog.text
+    for _ in range(2):  # the local state still opens the breaker
+        failed(lambda: breaker.call(KEY, _overloaded))
+    assert isinstance(failed(lambda: breaker.call(KEY, lambda: "x")), UpstreamUnavailableError)
+
+    redis_server.start()  # back on the same port: used again after retry_in
+    assert isinstance(breaker.store, FallbackStore)
+    breaker.store.retry_in = 0.0
+    with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
+        assert breaker.state(KEY).name == "closed"  # the new Redis knows of no failure
+    assert not breaker.degraded
+    assert "is back" in caplog.text
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _overloaded() -> None:
+    raise UpstreamOverloadedError("overloaded")
+
+
+def test_a_slow_redis_costs_at_most_the_timeout(redis_server: RedisServer) -> None:
+    import redis
+
+    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2)
+    assert breaker.call(KEY, lambda: 1) == 1  # connected
+    other = redis.Redis.from_url(redis_server.url)
+    sleeper = threading.Thread(
+        target=lambda: other.execute_command("DEBUG", "SLEEP", "2")  # type: ignore[no-untyped-call]
+    )
+    sleeper.start()
+    time.sleep(0.2)  # the server now sleeps: every reply is 2 s late
+    started = time.monotonic()
+    assert breaker.call(KEY, lambda: 2) == 2
+    took = time.monotonic() - started
+    sleeper.join()
+    assert took < 1.0
+    assert breaker.degraded
+
+
+def test_the_stored_state_holds_no_credential_nor_prompt(redis_server: RedisServer) -> None:
+    import redis
+
+    secret = "sk-proj-" + "A1b2C3d4" * 6
+    key = f"https://user:hunter2pass@gateway.example/v1/{secret}"
+    breaker = CircuitBreaker(store=redis_server.url, threshold=1)
+    err = UpstreamOverloadedError(
+        f"overloaded while answering 'my password is hunter2pass' with {secret}",
+        upstream={"status": 503, "code": "overloaded", "message": "prompt: my diary"},
+    )
+    breaker.failure(key, err)
+    assert breaker.is_open(key)
+    client = redis.Redis.from_url(redis_server.url)
+    dump = []
+    for name in client.keys("*"):
+        dump.append(_text(name))
+        kind = _text(client.type(name))
+        if kind == "hash":
+            dump.extend(f"{_text(k)}={_text(v)}" for k, v in client.hgetall(name).items())
+        elif kind == "string":
+            dump.append(str(client.get(name)))
+    text = " ".join(dump)
+    assert "gateway.example" in text
+    for leaked in (secret, "hunter2pass", "diary", "password"):
+        assert leaked not in text
