@@ -24,7 +24,7 @@ from normalize_errors.testing import Faults, Reply
 from ..support import is_instance, raised
 from .helpers import Clock, failed
 
-QUESTION = [{"role": "user", "content": "Hello"}]
+QUESTION: Any = [{"role": "user", "content": "Hello"}]
 KEY = "anthropic:claude-sonnet-4-6"
 
 

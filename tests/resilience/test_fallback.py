@@ -17,7 +17,7 @@ from normalize_errors.testing import Faults
 from ..support import is_instance
 from .helpers import Clock, failed
 
-QUESTION = [{"role": "user", "content": "Hello?"}]
+QUESTION: Any = [{"role": "user", "content": "Hello?"}]
 
 
 def clients() -> tuple[openai.OpenAI, anthropic.Anthropic]:
