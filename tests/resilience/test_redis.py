@@ -32,7 +32,6 @@ WORKER = textwrap.dedent(
 
     from normalize_errors import HarnessError, wrap
     from normalize_errors.resilience import CircuitBreaker
-from normalize_errors.resilience._redis import FallbackStore
     from normalize_errors.testing import Faults
 
     url, key, script = sys.argv[1], sys.argv[2], sys.argv[3]
