@@ -31,6 +31,13 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
   last error's ``feedback_for_model()`` for the caller to re-prompt with, bounded the same
   way, ending in ``output.retries_exhausted``.
 
+* ``budget=`` (a ``normalize_errors.resilience.Budget``, else the one made current with
+  ``with budget:``) bounds the attempts, time and cost of a whole run, shared with
+  ``fallback()`` and the circuit breaker: it ends in ``loop.budget_exceeded``.
+* Replay safety: a stream that already yielded chunks is never retried, and a request that
+  may have run on the server (a read timeout after sending) only with ``idempotent=True``;
+  such an error is raised not retryable, its ``detail`` saying why.
+
 **SDK retries multiply.** The openai and anthropic clients retry on their own
 (``max_retries``, default 2): with ``retrying(attempts=4)`` around a default client one call
 can make 4 x 3 = 12 requests, and the SDK sleeps without seeing ``cap``. Build the client
