@@ -47,6 +47,7 @@ the SDK's own retry facts (e.g. a retry-count header) stay in each error's ``ups
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
@@ -127,19 +128,33 @@ def _worth_retrying(cap: float) -> tenacity.retry_base:
     return tenacity.retry_if_exception(worth)
 
 
+class _Run:
+    """One call of a retrying object: its budget, and the budget's error once it stops it."""
+
+    __slots__ = ("budget", "error")
+
+    def __init__(self, budget: Budget | None) -> None:
+        self.budget = budget
+        self.error: BudgetExceededError | None = None
+
+
+_RUN: Final[contextvars.ContextVar[_Run | None]] = contextvars.ContextVar(
+    "normalize_errors_retry_run", default=None
+)
+"""The run of the innermost retrying call in this context (a retrying object may be called
+from several threads or tasks at once: each has its own)."""
+
+
 class _BudgetStop(tenacity.stop.stop_base):
     """Stop when the run's budget cannot afford the next attempt or the wait before it."""
 
     def __call__(self, retry_state: RetryCallState) -> bool:
-        made = retry_state.retry_object
-        budget = getattr(made, "active_budget", None)
-        if not isinstance(budget, Budget):
+        run = _RUN.get()
+        if run is None or run.budget is None:
             return False
-        error = budget.exceeded() or budget.exceeded_by_wait(retry_state.upcoming_sleep)
-        if error is None:
-            return False
-        made.budget_error = error  # type: ignore[attr-defined]
-        return True
+        budget = run.budget
+        run.error = budget.exceeded() or budget.exceeded_by_wait(retry_state.upcoming_sleep)
+        return run.error is not None
 
 
 def _options(attempts: int, total: float, cap: float, sleep: Any, wait: Any) -> dict[str, Any]:
@@ -223,13 +238,12 @@ class HarnessRetrying(tenacity.Retrying):
     """The run's budget (``retrying(budget=...)``); ``None``: the current one, if any."""
     idempotent: bool = False
     """Whether a request that may have run on the server may be sent again."""
-    active_budget: Budget | None = None
-    budget_error: BudgetExceededError | None = None
 
     def __call__(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         errors: list[HarnessError] = []
-        budget = self.active_budget = chosen(self.budget)
-        self.budget_error = None
+        budget = chosen(self.budget)
+        run = _Run(budget)
+        token = _RUN.set(run)
 
         def one(*a: Any, **k: Any) -> _T:
             with attempt(budget) as frame:
@@ -243,10 +257,12 @@ class HarnessRetrying(tenacity.Retrying):
         try:
             return super().__call__(one, *args, **kwargs)
         except tenacity.RetryError:
-            if self.budget_error is not None:
-                raise self.budget_error from errors[-1] if errors else None
+            if run.error is not None:
+                raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
             raise top from top.__cause__
+        finally:
+            _RUN.reset(token)
 
 
 class AsyncHarnessRetrying(tenacity.AsyncRetrying):
@@ -255,15 +271,14 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
     max_attempts: int = ATTEMPTS
     budget: Budget | None = None
     idempotent: bool = False
-    active_budget: Budget | None = None
-    budget_error: BudgetExceededError | None = None
 
     async def __call__(  # type: ignore[override]
         self, fn: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any
     ) -> _T:
         errors: list[HarnessError] = []
-        budget = self.active_budget = chosen(self.budget)
-        self.budget_error = None
+        budget = chosen(self.budget)
+        run = _Run(budget)
+        token = _RUN.set(run)
 
         async def one(*a: Any, **k: Any) -> _T:
             with attempt(budget) as frame:
@@ -277,10 +292,12 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
         try:
             result: _T = await super().__call__(one, *args, **kwargs)
         except tenacity.RetryError:
-            if self.budget_error is not None:
-                raise self.budget_error from errors[-1] if errors else None
+            if run.error is not None:
+                raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
             raise top from top.__cause__
+        finally:
+            _RUN.reset(token)
         return result
 
 

@@ -156,3 +156,45 @@ def test_repr_and_check(clock: Clock) -> None:
     clock.advance(2)
     with pytest.raises(BudgetExceededError):
         budget.check()
+
+
+def test_the_async_helpers_share_the_budget() -> None:
+    import asyncio
+
+    from normalize_errors.retry import async_repair, async_retrying
+
+    budget = Budget(attempts=3)
+    calls: list[str] = []
+
+    async def overloaded() -> str:
+        calls.append("retry")
+        raise HarnessError.from_code("upstream.overloaded", "busy")
+
+    async def wrong(hint: str | None) -> str:
+        calls.append("repair")
+        raise HarnessError.from_code("output.malformed", "no JSON", model_feedback="JSON only")
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    async def main() -> tuple[HarnessError, HarnessError]:
+        first = await _failing(async_retrying(attempts=2, sleep=sleep, budget=budget)(overloaded))
+        second = await _failing(async_repair(wrong, attempts=5, budget=budget))
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert calls == ["retry", "retry", "repair"]  # 3 attempts of the run, then no more
+    assert first.code == "upstream.overloaded"
+    assert first.attempts == 2
+    assert second.code == "loop.budget_exceeded"
+    assert [cause.code for cause in second.causes] == [
+        "output.malformed", "upstream.overloaded", "upstream.overloaded",
+    ]  # fmt: skip
+
+
+async def _failing(awaitable: Any) -> HarnessError:
+    try:
+        await awaitable
+    except HarnessError as err:
+        return err
+    raise AssertionError("no harness error was raised")
