@@ -224,14 +224,23 @@ class CircuitBreaker:
         A budget made current (``with budget:``) counts the call as one attempt.
         """
         mode = self.before(key)
-        with attempt(chosen(None)) as frame:
+        budget = chosen(None)
+        if budget is None:  # the common path, without the budget's bookkeeping
             try:
                 result = fn(*args, **kwargs)
             except Exception as exc:
-                frame.failed(exc)
                 self._safely(self.failure, key, exc, mode)
                 raise
-        self._safely(self.success, key, mode)
+        else:
+            with attempt(budget) as frame:
+                try:
+                    result = fn(*args, **kwargs)
+                except Exception as exc:
+                    frame.failed(exc)
+                    self._safely(self.failure, key, exc, mode)
+                    raise
+        if mode == "trial":
+            self._safely(self.success, key, mode)
         return result
 
     async def acall(
