@@ -34,15 +34,37 @@ MAX_WAIT: Final = 24 * 3600.0
 Phase = Literal["before_send", "after_send", "unknown"]
 
 _BEFORE_SEND: Final = frozenset(
-    {"ConnectError", "ConnectTimeout", "PoolTimeout", "ConnectionNotAvailable", "ProxyError",
-     "UnsupportedProtocol", "InvalidURL", "ConnectTimeoutError", "EndpointConnectionError",
-     "ConnectionRefusedError", "NewConnectionError", "NameResolutionError", "gaierror"}
+    {
+        "ConnectError",
+        "ConnectTimeout",
+        "PoolTimeout",
+        "ConnectionNotAvailable",
+        "ProxyError",
+        "UnsupportedProtocol",
+        "InvalidURL",
+        "ConnectTimeoutError",
+        "EndpointConnectionError",
+        "ConnectionRefusedError",
+        "NewConnectionError",
+        "NameResolutionError",
+        "gaierror",
+    }
 )
 """Transport failures raised before the request was written: replaying them is safe."""
 _AFTER_SEND: Final = frozenset(
-    {"ReadTimeout", "ReadError", "WriteTimeout", "WriteError", "RemoteProtocolError",
-     "ReadTimeoutError", "IncompleteRead", "ProtocolError", "ConnectionResetError",
-     "CloseError", "ServerDisconnectedError"}
+    {
+        "ReadTimeout",
+        "ReadError",
+        "WriteTimeout",
+        "WriteError",
+        "RemoteProtocolError",
+        "ReadTimeoutError",
+        "IncompleteRead",
+        "ProtocolError",
+        "ConnectionResetError",
+        "CloseError",
+        "ServerDisconnectedError",
+    }
 )
 """Transport failures raised once the request may have reached the server."""
 

@@ -14,9 +14,7 @@ __all__ = ["afallback", "fallback"]
 _T = TypeVar("_T")
 
 
-def _step(
-    exc: Exception, errors: list[HarnessError], last: bool, idempotent: bool
-) -> None:
+def _step(exc: Exception, errors: list[HarnessError], last: bool, idempotent: bool) -> None:
     """Record a failed call; raise what ends the fallback, or return to try the next."""
     err = harness(exc)
     if err.problem.code == "loop.budget_exceeded":

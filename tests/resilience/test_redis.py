@@ -97,8 +97,7 @@ def test_two_worker_processes_share_one_breaker(redis_server: RedisServer) -> No
 def test_one_half_open_trial_across_processes(redis_server: RedisServer) -> None:
     now = [1_800_000_000.0]
     a, b = (
-        CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0])
-        for _ in range(2)
+        CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0]) for _ in range(2)
     )
     a.failure(KEY, UpstreamOverloadedError("overloaded"))
     assert failed(lambda: b.before(KEY)).upstream["state"] == "open"
