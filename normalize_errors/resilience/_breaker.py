@@ -97,7 +97,6 @@ class CircuitBreaker:
         timeout: float = 0.25,
         prefix: str = "normalize-errors:breaker:",
         clock: Callable[[], float] = time.time,
-        redis_client: Any = None,
     ) -> None:
         if threshold < 1 or not window > 0 or not cooldown >= 0 or not max_open >= 0:
             raise ValueError("threshold must be >= 1, window > 0, cooldown and max_open >= 0")
@@ -114,7 +113,7 @@ class CircuitBreaker:
             self.store = self.local
             self.shown = "memory"
         elif str(store).startswith(("redis://", "rediss://", "unix://")):
-            redis_store = RedisStore(store, prefix=prefix, timeout=timeout, client=redis_client)
+            redis_store = RedisStore(store, prefix=prefix, timeout=timeout)
             self.store = FallbackStore(redis_store, self.local)
             self.shown = redis_store.shown
         else:

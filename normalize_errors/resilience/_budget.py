@@ -118,12 +118,6 @@ class Budget:
         """Seconds since the budget was made."""
         return max(self.clock() - self.started, 0.0)
 
-    def remaining_seconds(self) -> float | None:
-        """Seconds left, or ``None`` when time is not bounded."""
-        if self.max_seconds is None:
-            return None
-        return max(self.max_seconds - self.elapsed, 0.0)
-
     def exceeded(self, *, starting: bool = True) -> BudgetExceededError | None:
         """The error to raise if the run may not go on, else ``None``.
 

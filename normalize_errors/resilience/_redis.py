@@ -37,23 +37,21 @@ def _text(value: Any) -> str:
 class RedisStore:
     """Breaker state in Redis, read and written in one round trip per operation."""
 
-    def __init__(self, url: str, *, prefix: str, timeout: float, client: Any = None) -> None:
-        if client is None:
-            try:
-                import redis
-            except ImportError as exc:  # pragma: no cover - the extra names it
-                raise ImportError(
-                    "CircuitBreaker(store='redis://...') needs redis-py: "
-                    "pip install 'normalize-errors[resilience]'"
-                ) from exc
-            client = redis.Redis.from_url(
-                url,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                retry_on_timeout=False,
-                health_check_interval=0,
-            )
-        self.client = client
+    def __init__(self, url: str, *, prefix: str, timeout: float) -> None:
+        try:
+            import redis
+        except ImportError as exc:  # pragma: no cover - only where the extra is missing
+            raise ImportError(
+                "CircuitBreaker(store='redis://...') needs redis-py: "
+                "pip install 'normalize-errors[resilience]'"
+            ) from exc
+        self.client: Any = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry_on_timeout=False,
+            health_check_interval=0,
+        )
         self.prefix = prefix
         self.shown = redact(url)
         """The store's URL as it may be shown: its password redacted."""

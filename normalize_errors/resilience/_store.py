@@ -64,13 +64,13 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _entry(self, key: str, *, make: bool) -> _Entry | None:
+    def _entry(self, key: str) -> _Entry:
+        """The entry of ``key``, made when absent (the least recently used dropped past
+        ``max_keys``)."""
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
             return entry
-        if not make:
-            return None
         entry = self._entries[key] = _Entry()
         while len(self._entries) > self.max_keys:
             self._entries.popitem(last=False)
@@ -86,8 +86,7 @@ class MemoryStore:
 
     def add_failure(self, key: str, now: float, window: float) -> int:
         with self._lock:
-            entry = self._entry(key, make=True)
-            assert entry is not None
+            entry = self._entry(key)
             failures = entry.failures
             failures.append(now)
             while failures and failures[0] <= now - window:
@@ -96,8 +95,7 @@ class MemoryStore:
 
     def open(self, key: str, until: float, opened_by: dict[str, Any], trips: int) -> None:
         with self._lock:
-            entry = self._entry(key, make=True)
-            assert entry is not None
+            entry = self._entry(key)
             entry.state = State(until, dict(opened_by), trips)
             entry.failures.clear()
             entry.trial_until = 0.0
@@ -105,8 +103,7 @@ class MemoryStore:
     def take_trial(self, key: str, now: float, lease: float) -> float:
         """0 when this caller got the trial, else the seconds left of another's lease."""
         with self._lock:
-            entry = self._entry(key, make=True)
-            assert entry is not None
+            entry = self._entry(key)
             if entry.trial_until > now:
                 return entry.trial_until - now
             entry.trial_until = now + lease

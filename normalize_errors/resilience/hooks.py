@@ -107,8 +107,9 @@ def agents_retry_policy(
     Each failure is counted on ``breaker`` under ``key``; it retries what is ``retryable``,
     waiting its ``retry_after`` (a longer one than ``cap`` is not retried), and stops once
     the breaker is open, ``budget`` (else the current one) cannot afford one more attempt,
-    or the call may not be replayed (a stream that already yielded output; a request that may
-    have run, unless ``idempotent``).
+    or the call may not be replayed (a stream that already yielded output, or whose response
+    the SDK says had started; a request that may have run, unless ``idempotent``, which also
+    approves the SDK's own replay check: ``approve_unsafe_replay``).
     """
     from agents.retry import RetryDecision
 
@@ -129,16 +130,18 @@ def agents_retry_policy(
             spent_now = run.exceeded()  # may one more start?
             if spent_now is not None:
                 return RetryDecision(retry=False, reason=spent_now.detail)
-        started = bool(getattr(getattr(context, "normalized", None), "response_started", False))
+        advice = getattr(context, "provider_advice", None)
         why = replay_refusal(err, idempotent=idempotent)
-        if started and why is None:
+        if why is None and getattr(advice, "response_started", False):
             why = "not replayed: the response had already started"
         if why is not None:
             return RetryDecision(retry=False, reason=why)
         after = err.problem.retry_after
         if not err.problem.retryable or (after is not None and after > cap):
             return RetryDecision(retry=False, reason=err.problem.code)
-        return RetryDecision(retry=True, delay=after, reason=err.problem.code)
+        return RetryDecision(
+            retry=True, delay=after, reason=err.problem.code, approve_unsafe_replay=idempotent
+        )
 
     return policy
 

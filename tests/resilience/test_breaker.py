@@ -257,3 +257,23 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="redis"):
         CircuitBreaker(store="memcached://localhost")
     assert repr(CircuitBreaker()) == "CircuitBreaker(store='memory', threshold=5)"
+
+
+def test_a_trial_that_fails_for_the_callers_own_reason_closes_it(clock: Clock) -> None:
+    """The upstream answered (a bad request): it is up again, whatever the request was."""
+    breaker = CircuitBreaker(threshold=1, clock=clock)
+    with Faults() as faults:
+        faults.fail("anthropic/overloaded_529").fail("anthropic/context_length_exceeded_400")
+        client = claude()
+        failed(lambda: ask_claude(breaker, client))
+        clock.advance(6.0)
+        assert failed(lambda: ask_claude(breaker, client)).problem.code == (
+            "context.window_exceeded"
+        )
+        assert faults.calls == 2
+    assert breaker.state(KEY).name == "closed"
+
+
+def test_the_map_needs_room_for_one_key() -> None:
+    with pytest.raises(ValueError, match="max_keys"):
+        CircuitBreaker(max_keys=0)

@@ -198,3 +198,46 @@ async def _failing(awaitable: Any) -> HarnessError:
     except HarnessError as err:
         return err
     raise AssertionError("no harness error was raised")
+
+
+def test_a_wait_the_time_budget_affords_is_waited() -> None:
+    budget = Budget(seconds=60.0)
+    with Faults() as faults:
+        faults.fail("openai/rate_limit_tpm_ms_429")  # retry after 976 ms: within the minute
+        client = gpt()
+        completion = retrying(attempts=3, budget=budget)(
+            client.chat.completions.create, model="gpt-4o-mini", messages=QUESTION
+        )
+        assert completion.choices[0].message.content == "Hello!"
+        assert faults.waits == [0.976]
+    assert budget.attempts == 2
+
+
+def test_an_error_is_kept_once_and_the_budgets_own_never() -> None:
+    budget = Budget(attempts=9)
+    err = HarnessError.from_code("upstream.overloaded", "busy")
+    budget.record(err)
+    budget.record(err)
+    with budget.attempt() as frame:
+        frame.failed(BudgetExceededError("spent"))
+        frame.failed(ValueError("a bug"))
+    assert [e.code for e in budget.errors] == ["upstream.overloaded", "harness.internal_error"]
+
+
+def test_async_retrying_stops_at_the_budget() -> None:
+    import asyncio
+
+    from normalize_errors.retry import async_retrying
+
+    budget = Budget(attempts=2)
+
+    async def overloaded() -> str:
+        raise HarnessError.from_code("upstream.overloaded", "busy")
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    err = asyncio.run(_failing(async_retrying(attempts=5, sleep=sleep, budget=budget)(overloaded)))
+    assert err.code == "loop.budget_exceeded"
+    assert err.limit is not None
+    assert err.limit["observed"] == 3

@@ -14,7 +14,7 @@ pytest.importorskip("langchain_openai")
 
 import openai
 
-from normalize_errors import HarnessError
+from normalize_errors import HarnessError, UpstreamOverloadedError, UpstreamUnavailableError
 from normalize_errors.resilience import Budget, CircuitBreaker, fails_over
 from normalize_errors.resilience.hooks import (
     FAILS_OVER,
@@ -144,3 +144,103 @@ def test_langchain_with_fallbacks_on_the_harness_classes(clock: Clock) -> None:
     assert caught.value.code == "context.window_exceeded"
     assert not isinstance(caught.value, FAILS_OVER)
     assert isinstance(caught.value.__cause__, openai.BadRequestError)
+
+
+def test_a_pydantic_ai_stream_goes_through_the_breaker(clock: Clock) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    breaker = CircuitBreaker(threshold=1, clock=clock)
+
+    async def main() -> list[Any]:
+        client = openai.AsyncOpenAI(api_key="sk-offline", max_retries=0)
+        model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+        agent = Agent(breaker_model(model, breaker, key="gpt"))
+        outcomes: list[Any] = []
+        for _ in range(3):
+            try:
+                async with agent.run_stream("hi") as result:
+                    outcomes.append(await result.get_output())
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    with Faults() as faults:
+        faults.succeed().fail("openai/overloaded_503")
+        ok, overloaded, fast = asyncio.run(main())
+        assert faults.calls == 2  # the third stream never left: the breaker was open
+    assert ok == "Hello!"
+    assert normalize_code(overloaded) == "upstream.overloaded"
+    assert isinstance(fast, UpstreamUnavailableError)
+    assert fast.upstream["breaker"] == "gpt"
+
+
+def normalize_code(exc: BaseException) -> str:
+    from normalize_errors import normalize
+
+    return normalize(exc).code
+
+
+def _context(exc: Exception, *, started: bool = False) -> Any:
+    from agents.retry import ModelRetryAdvice, ModelRetryNormalizedError, RetryPolicyContext
+
+    return RetryPolicyContext(
+        error=exc,
+        attempt=1,
+        max_retries=3,
+        stream=True,
+        normalized=ModelRetryNormalizedError(),
+        provider_advice=ModelRetryAdvice(response_started=started),
+    )
+
+
+def test_the_agents_retry_policy_decisions() -> None:
+    """The SDK's own context objects: each reason the policy gives for not retrying."""
+    busy = UpstreamOverloadedError("busy")
+    policy = agents_retry_policy()
+    assert policy(_context(busy)).retry is True
+    assert policy(_context(busy, started=True)).reason == (
+        "not replayed: the response had already started"
+    )
+    quota = HarnessError.from_code("upstream.rate_limited", "quota", retryable=False)
+    assert policy(_context(quota)).reason == "upstream.rate_limited"
+    long_wait = UpstreamOverloadedError("busy", retry_after=3600)
+    assert policy(_context(long_wait)).retry is False
+
+    spent = Budget(attempts=1)
+    with spent.attempt():
+        pass  # the run already used its one attempt
+    decision = agents_retry_policy(budget=spent)(_context(busy))
+    assert decision.retry is False
+    assert "budget of 1 attempts" in decision.reason
+
+    idempotent = agents_retry_policy(idempotent=True)(_context(busy))
+    assert (idempotent.retry, idempotent.approve_unsafe_replay) == (True, True)
+
+
+def test_guarded_ainvoke(clock: Clock) -> None:
+    from langchain_openai import ChatOpenAI
+
+    breaker = CircuitBreaker(threshold=1, clock=clock)
+    chat = ChatOpenAI(model="gpt-4o", api_key="sk-offline", max_retries=0)  # type: ignore[arg-type]
+
+    async def main() -> list[Any]:
+        outcomes: list[Any] = []
+        for runnable in (guarded(chat, breaker, "gpt"), guarded(chat)):
+            for _ in range(2):
+                try:
+                    outcomes.append((await runnable.ainvoke("hi")).content)
+                except Exception as exc:
+                    outcomes.append(exc)
+        return outcomes
+
+    with Faults() as faults:
+        faults.fail("openai/overloaded_503")
+        opened, fast, plain, again = asyncio.run(main())
+        assert faults.calls == 3
+    assert isinstance(opened, HarnessError)
+    assert opened.code == "upstream.overloaded"
+    assert isinstance(opened.__cause__, openai.InternalServerError)
+    assert isinstance(fast, UpstreamUnavailableError)
+    assert (plain, again) == ("Hello!", "Hello!")

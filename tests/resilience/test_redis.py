@@ -189,3 +189,67 @@ def test_the_stored_state_holds_no_credential_nor_prompt(redis_server: RedisServ
     assert "gateway.example" in text
     for leaked in (secret, "hunter2pass", "diary", "password"):
         assert leaked not in text
+
+
+def test_acall_through_redis(redis_server: RedisServer) -> None:
+    import asyncio
+
+    now = [1_800_000_000.0]
+    breaker = CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0])
+
+    async def overloaded() -> None:
+        raise UpstreamOverloadedError("overloaded", retry_after=9)
+
+    async def fine() -> str:
+        return "answer"
+
+    async def main() -> list[Any]:
+        first = await breaker.acall(KEY, fine)
+        second = await _outcome(breaker.acall(KEY, overloaded))
+        third = await _outcome(breaker.acall(KEY, fine))
+        now[0] += 10.0
+        fourth = await breaker.acall(KEY, fine)  # the half-open trial, through a thread
+        return [first, second, third, fourth]
+
+    first, second, third, fourth = asyncio.run(main())
+    assert (first, fourth) == ("answer", "answer")
+    assert isinstance(second, UpstreamOverloadedError)
+    assert isinstance(third, UpstreamUnavailableError)
+    assert third.retry_after == 9.0
+    assert breaker.state(KEY).name == "closed"
+
+
+async def _outcome(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception as exc:
+        return exc
+
+
+def test_a_hash_written_by_hand_is_read_as_far_as_it_goes(redis_server: RedisServer) -> None:
+    """Stored state that lacks members, or holds junk, never breaks the caller's call."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    prefix = "normalize-errors:breaker:"
+    client.hset(prefix + "bare", mapping={"until": "4102444800.0", "status": "n/a"})
+    client.hset(prefix + "junk", mapping={"until": "not a number"})
+    breaker = CircuitBreaker(store=redis_server.url)
+    fast = failed(lambda: breaker.call("bare", lambda: None))
+    assert fast.upstream["opened_by"] == {}
+    assert "after upstream.unavailable" in (fast.detail or "")
+    assert breaker.call("junk", lambda: "answered") == "answered"  # junk: Redis set aside
+    assert degraded(breaker)
+
+
+def test_a_redis_still_down_warns_once(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2)
+    assert isinstance(breaker.store, FallbackStore)
+    breaker.store.retry_in = 0.0  # try Redis again on every call
+    redis_server.stop()
+    with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
+        for _ in range(3):
+            assert breaker.call(KEY, lambda: "answered") == "answered"
+    assert caplog.text.count("keeping state in this process") == 1

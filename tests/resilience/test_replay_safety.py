@@ -10,7 +10,7 @@ import anthropic
 import openai
 import pytest
 
-from normalize_errors import wrap
+from normalize_errors import HarnessError, UpstreamUnavailableError, wrap
 from normalize_errors.resilience import fallback, replay_refusal, request_phase
 from normalize_errors.retry import retrying
 from normalize_errors.testing import Faults
@@ -125,3 +125,20 @@ def test_a_read_timeout_after_sending_is_replayed_only_when_idempotent(
 
 def test_a_plain_error_has_no_phase() -> None:
     assert request_phase(ValueError("x")) == "unknown"
+
+
+def test_a_plain_error_with_chunks_is_not_replayed_either() -> None:
+    """An error of your own stream reader (no drop-in), with no detail of its own."""
+    calls: list[int] = []
+
+    def read_stream() -> None:
+        calls.append(1)
+        err = HarnessError.from_code("upstream.unavailable")
+        err.chunks = ["Hel", "lo"]
+        raise err
+
+    err = failed(lambda: retrying(attempts=3, sleep=lambda s: None)(read_stream))
+    assert calls == [1]
+    assert type(err) is UpstreamUnavailableError
+    assert err.detail == "not replayed: its stream had already yielded 2 chunk(s)"
+    assert err.chunks == ["Hel", "lo"]
