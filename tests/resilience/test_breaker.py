@@ -60,7 +60,7 @@ def test_an_anthropic_529_opens_the_breaker_and_the_next_call_fails_fast(clock: 
         faults.fail("anthropic/overloaded_529")
         client = claude()
         first = failed(lambda: ask_claude(breaker, client))
-        assert is_instance(first, anthropic.InternalServerError)  # the drop-in, unchanged
+        assert is_instance(first, anthropic.APIStatusError)  # the drop-in, unchanged
         assert first.problem.code == "upstream.overloaded"
 
         fast = failed(lambda: ask_claude(breaker, client))
