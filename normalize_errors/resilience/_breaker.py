@@ -122,6 +122,11 @@ class CircuitBreaker:
     def __repr__(self) -> str:
         return f"CircuitBreaker(store={self.shown!r}, threshold={self.threshold})"
 
+    def close(self) -> None:
+        """Close the Redis connections, if any (the state stays in Redis)."""
+        if isinstance(self.store, FallbackStore):
+            self.store.primary.client.close()
+
     @property
     def degraded(self) -> bool:
         """True while a Redis store failed and the state is kept in this process."""

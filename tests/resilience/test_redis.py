@@ -92,6 +92,8 @@ def test_two_worker_processes_share_one_breaker(redis_server: RedisServer) -> No
     assert here.state(KEY).name == "open"
     here.reset(KEY)
     assert worker(redis_server, "-") == {"ok": True, "requests": 1}
+    here.close()
+    CircuitBreaker().close()  # in memory: nothing to close
 
 
 def test_one_half_open_trial_across_processes(redis_server: RedisServer) -> None:
