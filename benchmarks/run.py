@@ -14,6 +14,9 @@
    chunk once read to the end (tracemalloc), for a generating stream and a byte stream.
 3. ``import normalize_errors`` against ``import litellm`` and the vendor SDKs, each in a
    fresh interpreter.
+4. The circuit breaker's cost per call (``CircuitBreaker.call`` around a function that does
+   nothing): closed and open, in memory and through a ``redis-server`` this run starts on
+   127.0.0.1 (skipped, saying so, where ``redis-server`` or redis-py is absent).
 
 Every figure is a median over repeats measured in this process (or its children); ratios
 compare figures measured in the same run.
@@ -22,12 +25,16 @@ compare figures measured in the same run.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -419,6 +426,80 @@ def bench_imports(quick: bool) -> dict[str, float | None]:
     return {module: import_ms(module, repeat) for module in IMPORTS}
 
 
+def _breaker_figures(breaker: Any, number: int, repeat: int) -> dict[str, float]:
+    """Per-call µs of ``breaker.call`` closed, and open (the fast failure, caught)."""
+    from normalize_errors import UpstreamOverloadedError
+
+    def noop() -> None:
+        return None
+
+    closed = per_call(lambda: breaker.call("bench:closed", noop), number, repeat)
+    breaker.failure("bench:open", UpstreamOverloadedError("overloaded", retry_after=3600))
+
+    def fast_fail() -> None:
+        try:
+            breaker.call("bench:open", noop)
+        except Exception:
+            return
+        raise AssertionError("the breaker did not fail fast")
+
+    opened = per_call(fast_fail, number, repeat)
+    breaker.reset("bench:open")
+    return {"closed_us": closed * 1e6, "open_us": opened * 1e6}
+
+
+def _redis_server() -> tuple[subprocess.Popen[bytes], str] | str:
+    """A ``redis-server`` on a free local port, and its URL; else why there is none."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return "redis-server not installed"
+    if importlib.util.find_spec("redis") is None:
+        return "redis-py not installed (the resilience extra)"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", tempfile.gettempdir()],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    process.terminate()
+    process.wait(timeout=10)
+    return "redis-server did not start"
+
+
+def bench_breaker(quick: bool) -> dict[str, Any]:
+    """Section 4: the circuit breaker's cost per call, in memory and through local Redis."""
+    from normalize_errors.resilience import CircuitBreaker
+
+    number, repeat = (2000, 3) if quick else (10000, 5)
+    figures: dict[str, Any] = {
+        "plain_us": per_call(lambda: None, number, repeat) * 1e6,
+        "memory": _breaker_figures(CircuitBreaker(threshold=1), number, repeat),
+    }
+    server = _redis_server()
+    if isinstance(server, str):
+        figures["redis"] = server
+        return figures
+    process, url = server
+    try:
+        breaker = CircuitBreaker(store=url, threshold=1, prefix=f"bench-{os.getpid()}:")
+        figures["redis"] = _breaker_figures(breaker, number // 5, repeat)
+        figures["redis"]["degraded"] = breaker.degraded
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    return figures
+
+
 def table(rows: list[list[str]]) -> str:
     """Aligned columns, the first row a header."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -494,6 +575,25 @@ def report(figures: dict[str, Any]) -> str:
     for module, ms in figures["imports"].items():
         shown = "the pytest plugin" if module.endswith(".plugin") else module
         out.append(f"   import {shown:<18} {'not installed' if ms is None else f'{ms:8.1f} ms'}")
+    b = figures["breaker"]
+    out += [
+        "",
+        "4. CircuitBreaker.call around a function that does nothing, per call, median",
+        f"   (calling the function alone: {b['plain_us']:.2f} µs)",
+        "",
+        f"   in memory          closed {b['memory']['closed_us']:8.2f} µs   "
+        f"open (fails fast) {b['memory']['open_us']:8.2f} µs",
+    ]
+    redis = b["redis"]
+    if isinstance(redis, str):
+        out.append(f"   through Redis      skipped: {redis}")
+    else:
+        out.append(
+            f"   through Redis      closed {redis['closed_us']:8.2f} µs   "
+            f"open (fails fast) {redis['open_us']:8.2f} µs   (localhost, one round trip per call"
+            + ("; Redis FAILED during the run" if redis["degraded"] else "")
+            + ")"
+        )
     return "\n".join(out)
 
 
@@ -517,6 +617,7 @@ def main(argv: list[str]) -> int:
         "normalize": bench_normalize(args.quick),
         "wrap": bench_wrap(args.quick),
         "imports": bench_imports(args.quick),
+        "breaker": bench_breaker(args.quick),
     }
     print(json.dumps(figures, indent=2) if args.json else report(figures))
     return 0

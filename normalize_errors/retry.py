@@ -31,6 +31,13 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
   last error's ``feedback_for_model()`` for the caller to re-prompt with, bounded the same
   way, ending in ``output.retries_exhausted``.
 
+* ``budget=`` (a ``normalize_errors.resilience.Budget``, else the one made current with
+  ``with budget:``) bounds the attempts, time and cost of a whole run, shared with
+  ``fallback()`` and the circuit breaker: it ends in ``loop.budget_exceeded``.
+* Replay safety: a stream that already yielded chunks is never retried, and a request that
+  may have run on the server (a read timeout after sending) only with ``idempotent=True``;
+  such an error is raised not retryable, its ``detail`` saying why.
+
 **SDK retries multiply.** The openai and anthropic clients retry on their own
 (``max_retries``, default 2): with ``retrying(attempts=4)`` around a default client one call
 can make 4 x 3 = 12 requests, and the SDK sleeps without seeing ``cap``. Build the client
@@ -40,6 +47,7 @@ the SDK's own retry facts (e.g. a retry-count header) stay in each error's ``ups
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
@@ -49,7 +57,9 @@ from tenacity import RetryCallState
 
 from ._dropin import copy_dropin
 from ._facade import normalize
-from .exceptions import HarnessError, class_for_code
+from .exceptions import BudgetExceededError, HarnessError, class_for_code
+from .resilience._budget import Budget, attempt, chosen
+from .resilience._common import refused, replay_refusal
 
 __all__ = [
     "AsyncHarnessRetrying",
@@ -118,11 +128,42 @@ def _worth_retrying(cap: float) -> tenacity.retry_base:
     return tenacity.retry_if_exception(worth)
 
 
+class _Run:
+    """One call of a retrying object: its budget, and the budget's error once it stops it."""
+
+    __slots__ = ("budget", "error")
+
+    def __init__(self, budget: Budget | None) -> None:
+        self.budget = budget
+        self.error: BudgetExceededError | None = None
+
+
+_RUN: Final[contextvars.ContextVar[_Run | None]] = contextvars.ContextVar(
+    "normalize_errors_retry_run", default=None
+)
+"""The run of the innermost retrying call in this context (a retrying object may be called
+from several threads or tasks at once: each has its own)."""
+
+
+class _BudgetStop(tenacity.stop.stop_base):
+    """Stop when the run's budget cannot afford the next attempt or the wait before it."""
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        run = _RUN.get()
+        if run is None or run.budget is None:
+            return False
+        budget = run.budget
+        run.error = budget.exceeded() or budget.exceeded_by_wait(retry_state.upcoming_sleep)
+        return run.error is not None
+
+
 def _options(attempts: int, total: float, cap: float, sleep: Any, wait: Any) -> dict[str, Any]:
     if attempts < 1 or not total > 0 or not cap >= 0:
         raise ValueError("attempts must be >= 1, total > 0 and cap >= 0")
     options: dict[str, Any] = {
-        "stop": tenacity.stop_after_attempt(attempts) | tenacity.stop_before_delay(total),
+        "stop": tenacity.stop_after_attempt(attempts)
+        | tenacity.stop_before_delay(total)
+        | _BudgetStop(),
         "wait": wait if wait is not None else wait_retry_after(cap=cap),
         "retry": _worth_retrying(cap),
     }
@@ -181,52 +222,82 @@ def _typed(exc: BaseException) -> HarnessError:
     return exc if isinstance(exc, HarnessError) else normalize(exc)
 
 
+def _failed(exc: Exception, errors: list[HarnessError], idempotent: bool) -> HarnessError:
+    """The error an attempt raises: typed, and not retryable when it may not be replayed."""
+    err = _typed(exc)
+    errors.append(err)
+    why = replay_refusal(err, idempotent=idempotent) if err.retryable else None
+    return err if why is None else refused(err, why)
+
+
 class HarnessRetrying(tenacity.Retrying):
     """A ``tenacity.Retrying`` that raises harness errors (what ``retrying()`` returns)."""
 
     max_attempts: int = ATTEMPTS
+    budget: Budget | None = None
+    """The run's budget (``retrying(budget=...)``); ``None``: the current one, if any."""
+    idempotent: bool = False
+    """Whether a request that may have run on the server may be sent again."""
 
     def __call__(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         errors: list[HarnessError] = []
+        budget = chosen(self.budget)
+        run = _Run(budget)
+        token = _RUN.set(run)
 
-        def attempt(*a: Any, **k: Any) -> _T:
-            try:
-                return fn(*a, **k)
-            except Exception as exc:
-                err = _typed(exc)
-                errors.append(err)
-                raise err from err.__cause__
+        def one(*a: Any, **k: Any) -> _T:
+            with attempt(budget) as frame:
+                try:
+                    return fn(*a, **k)
+                except Exception as exc:
+                    err = _failed(exc, errors, self.idempotent)
+                    frame.failed(err)
+                    raise err from err.__cause__
 
         try:
-            return super().__call__(attempt, *args, **kwargs)
+            return super().__call__(one, *args, **kwargs)
         except tenacity.RetryError:
+            if run.error is not None:
+                raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
             raise top from top.__cause__
+        finally:
+            _RUN.reset(token)
 
 
 class AsyncHarnessRetrying(tenacity.AsyncRetrying):
     """A ``tenacity.AsyncRetrying`` that raises harness errors (``async_retrying()``)."""
 
     max_attempts: int = ATTEMPTS
+    budget: Budget | None = None
+    idempotent: bool = False
 
     async def __call__(  # type: ignore[override]
         self, fn: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any
     ) -> _T:
         errors: list[HarnessError] = []
+        budget = chosen(self.budget)
+        run = _Run(budget)
+        token = _RUN.set(run)
 
-        async def attempt(*a: Any, **k: Any) -> _T:
-            try:
-                return await fn(*a, **k)
-            except Exception as exc:
-                err = _typed(exc)
-                errors.append(err)
-                raise err from err.__cause__
+        async def one(*a: Any, **k: Any) -> _T:
+            with attempt(budget) as frame:
+                try:
+                    return await fn(*a, **k)
+                except Exception as exc:
+                    err = _failed(exc, errors, self.idempotent)
+                    frame.failed(err)
+                    raise err from err.__cause__
 
         try:
-            result: _T = await super().__call__(attempt, *args, **kwargs)
+            result: _T = await super().__call__(one, *args, **kwargs)
         except tenacity.RetryError:
+            if run.error is not None:
+                raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
             raise top from top.__cause__
+        finally:
+            _RUN.reset(token)
         return result
 
 
@@ -237,6 +308,8 @@ def retrying(
     cap: float = CAP,
     wait: tenacity.wait.wait_base | None = None,
     sleep: Callable[[float], None] | None = None,
+    budget: Budget | None = None,
+    idempotent: bool = False,
 ) -> HarnessRetrying:
     """A bounded ``Retrying``: call it as ``retrying(...)(fn, *args, **kwargs)``.
 
@@ -246,12 +319,20 @@ def retrying(
         cap: longest wait; an error whose ``retry_after`` is longer is raised at once.
         wait: a tenacity wait instead of ``wait_retry_after(cap=cap)``.
         sleep: what sleeps (default ``time.sleep``); tests pass a recorder.
+        budget: the run's ``Budget`` (default: the one made current with ``with budget:``);
+            each call of ``fn`` is one of its attempts, and no attempt or wait starts that
+            it cannot afford (``loop.budget_exceeded``).
+        idempotent: the call may be sent again after a failure that may have run on the
+            server (a read timeout after sending). A stream that already yielded chunks is
+            never replayed: its error is raised, not retryable, its ``detail`` saying why.
 
     Raises:
         ValueError: a bound is not positive.
     """
     made = HarnessRetrying(**_options(attempts, total, cap, sleep, wait))
     made.max_attempts = attempts
+    made.budget = budget
+    made.idempotent = idempotent
     return made
 
 
@@ -262,10 +343,14 @@ def async_retrying(
     cap: float = CAP,
     wait: tenacity.wait.wait_base | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
+    budget: Budget | None = None,
+    idempotent: bool = False,
 ) -> AsyncHarnessRetrying:
     """``retrying()`` for coroutines: ``await async_retrying(...)(fn, *args, **kwargs)``."""
     made = AsyncHarnessRetrying(**_options(attempts, total, cap, sleep, wait))
     made.max_attempts = attempts
+    made.budget = budget
+    made.idempotent = idempotent
     return made
 
 
@@ -298,7 +383,13 @@ def _repair_step(
     return feedback
 
 
-def repair(call: Callable[[str | None], _T], *, attempts: int = 3, total: float = TOTAL) -> _T:
+def repair(
+    call: Callable[[str | None], _T],
+    *,
+    attempts: int = 3,
+    total: float = TOTAL,
+    budget: Budget | None = None,
+) -> _T:
     """Call ``call(feedback)`` until it returns, re-prompting the model on its own mistakes.
 
     ``call`` gets ``None`` first, then the last error's ``feedback_for_model()``: add it to
@@ -306,27 +397,38 @@ def repair(call: Callable[[str | None], _T], *, attempts: int = 3, total: float 
     with ``model_feedback``) are repaired; any other error is raised at once as a
     ``HarnessError``. After ``attempts`` calls (or ``total`` seconds) it raises
     ``output.retries_exhausted`` with every failure in ``causes``, most recent first.
-    Combine with ``retrying()`` inside ``call`` for transient failures.
+    Combine with ``retrying()`` inside ``call`` for transient failures. ``budget`` (default:
+    the current one) counts each call as an attempt of the run.
     """
     errors: list[HarnessError] = []
     feedback: str | None = None
     started = time.monotonic()
+    run = chosen(budget)
     while True:
-        try:
-            return call(feedback)
-        except Exception as exc:
-            feedback = _repair_step(exc, errors, attempts, started, total)
+        with attempt(run) as frame:
+            try:
+                return call(feedback)
+            except Exception as exc:
+                frame.failed(exc)
+                feedback = _repair_step(exc, errors, attempts, started, total)
 
 
 async def async_repair(
-    call: Callable[[str | None], Awaitable[_T]], *, attempts: int = 3, total: float = TOTAL
+    call: Callable[[str | None], Awaitable[_T]],
+    *,
+    attempts: int = 3,
+    total: float = TOTAL,
+    budget: Budget | None = None,
 ) -> _T:
     """``repair()`` for a coroutine function."""
     errors: list[HarnessError] = []
     feedback: str | None = None
     started = time.monotonic()
+    run = chosen(budget)
     while True:
-        try:
-            return await call(feedback)
-        except Exception as exc:
-            feedback = _repair_step(exc, errors, attempts, started, total)
+        with attempt(run) as frame:
+            try:
+                return await call(feedback)
+            except Exception as exc:
+                frame.failed(exc)
+                feedback = _repair_step(exc, errors, attempts, started, total)

@@ -116,3 +116,24 @@ def fault_injection() -> None:
     assert_type(Reply.from_cassette("openai/overloaded_503"), list[Reply])
     assert_type(find("anthropic/overloaded_529"), Path)
     assert_type(catalog(), list[dict[str, Any]])
+
+
+async def resilience_keeps_the_result_type() -> None:
+    """breaker.call / acall and fallback / afallback return what the callables return."""
+    from normalize_errors.resilience import Budget, CircuitBreaker, afallback, fallback
+    from normalize_errors.retry import retrying
+
+    def number(x: int) -> int:
+        return x
+
+    async def later(x: int) -> str:
+        return str(x)
+
+    breaker = CircuitBreaker()
+    assert_type(breaker.call("k", number, 1), int)
+    assert_type(await breaker.acall("k", later, 1), str)
+    assert_type(breaker.is_open("k"), bool)
+    with Budget(attempts=5, seconds=60.0) as budget:
+        assert_type(fallback(lambda: number(1), lambda: number(2), budget=budget), int)
+        assert_type(retrying(budget=budget, idempotent=True)(number, 1), int)
+    assert_type(await afallback(lambda: later(1)), str)

@@ -1,0 +1,178 @@
+"""What the resilience helpers share: which failures say what, and bounded waits."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final, Literal
+
+from .._dropin import copy_dropin
+from .._facade import normalize
+from ..exceptions import HarnessError
+
+UPSTREAM_FAILING: Final = frozenset(
+    {"upstream.overloaded", "upstream.unavailable", "upstream.timeout"}
+)
+"""Codes that say the upstream itself is failing: a breaker counts them (and
+``upstream.rate_limited`` when it is retryable: a spent quota says nothing of its health)."""
+
+ANOTHER_MAY_SUCCEED: Final = frozenset(
+    {
+        "upstream.rate_limited",
+        "upstream.overloaded",
+        "upstream.unavailable",
+        "upstream.timeout",
+        "upstream.authentication_failed",
+    }
+)
+"""Codes after which another provider may succeed: its quota, capacity or credentials are its
+own. A wrong request (``upstream.invalid_request``, ``context.*``, ``output.*``, ``policy.*``)
+would be as wrong at the next provider, so the fallback raises it."""
+
+MAX_WAIT: Final = 24 * 3600.0
+"""The longest wait any helper takes from an error, whatever it states (a day)."""
+
+Phase = Literal["before_send", "after_send", "unknown"]
+
+_BEFORE_SEND: Final = frozenset(
+    {
+        "ConnectError",
+        "ConnectTimeout",
+        "PoolTimeout",
+        "ConnectionNotAvailable",
+        "ProxyError",
+        "UnsupportedProtocol",
+        "InvalidURL",
+        "ConnectTimeoutError",
+        "EndpointConnectionError",
+        "ConnectionRefusedError",
+        "NewConnectionError",
+        "NameResolutionError",
+        "gaierror",
+    }
+)
+"""Transport failures raised before the request was written: replaying them is safe."""
+_AFTER_SEND: Final = frozenset(
+    {
+        "ReadTimeout",
+        "ReadError",
+        "WriteTimeout",
+        "WriteError",
+        "RemoteProtocolError",
+        "ReadTimeoutError",
+        "IncompleteRead",
+        "ProtocolError",
+        "ConnectionResetError",
+        "CloseError",
+        "ServerDisconnectedError",
+    }
+)
+"""Transport failures raised once the request may have reached the server."""
+
+
+def harness(exc: BaseException) -> HarnessError:
+    """The harness error for ``exc``; a drop-in (already a harness error) stays itself."""
+    return exc if isinstance(exc, HarnessError) else normalize(exc)
+
+
+def bounded_wait(value: Any, cap: float) -> float | None:
+    """``value`` as a wait in seconds within ``[0, cap]``, or ``None`` when it is no number.
+
+    Negative waits are 0, NaN is no wait stated, an infinite or years-long wait is ``cap``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    if math.isnan(number):
+        return None
+    return min(max(number, 0.0), cap, MAX_WAIT)
+
+
+def counts_against_upstream(err: HarnessError) -> bool:
+    """Whether ``err`` says the upstream is failing (what a breaker counts).
+
+    Overloaded, unavailable and timed-out upstreams count, and a rate limit that is
+    retryable; the caller's own failures (a bad request, a credential, the output, a policy,
+    the context) and a spent quota do not. A breaker's own fast failure never counts.
+    """
+    problem = err.problem
+    if "breaker" in problem.upstream and problem.origin == "harness":
+        return False
+    if problem.code in UPSTREAM_FAILING:
+        return True
+    return problem.code == "upstream.rate_limited" and problem.retryable
+
+
+def fails_over(err: BaseException) -> bool:
+    """Whether another provider may succeed where this call failed (any exception).
+
+    True for a rate limit or a spent quota, an overloaded or unavailable upstream, an open
+    breaker and a credential refused by this provider; False for a request that is wrong
+    wherever it goes, for the output and policy errors of the model, and for a run's limits.
+    """
+    return harness(err).problem.code in ANOTHER_MAY_SUCCEED
+
+
+def request_phase(err: BaseException) -> Phase:
+    """Whether the failed request may have reached the server, read from the exception chain.
+
+    ``before_send``: a connection could not be made (safe to replay); ``after_send``: the
+    request was written and the answer was lost or late (a read timeout, a cut connection:
+    the call may have run); ``unknown`` when no transport failure is in the chain.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [err, getattr(err, "problem", None)]
+    while stack:
+        exc = stack.pop()
+        if exc is None or id(exc) in seen or len(seen) > 32:
+            continue
+        seen.add(id(exc))
+        for klass in type(exc).__mro__:
+            if klass.__name__ in _BEFORE_SEND:
+                return "before_send"
+            if klass.__name__ in _AFTER_SEND:
+                return "after_send"
+        stack.extend((exc.__cause__, exc.__context__))
+    return "unknown"
+
+
+def replay_refusal(err: HarnessError, *, idempotent: bool) -> str | None:
+    """Why the call that raised ``err`` must not be replayed, or ``None`` when it may be.
+
+    A stream that already yielded chunks to the caller is never replayed (the caller has
+    part of an answer); a request that may have run on the server (``after_send``) is
+    replayed only when the caller said the call is ``idempotent``.
+    """
+    chunks = err.chunks if err.chunks is not None else err.problem.chunks
+    if chunks:
+        return f"not replayed: its stream had already yielded {len(chunks)} chunk(s)"
+    if not idempotent and request_phase(err) == "after_send":
+        return "not replayed: the request may have run on the server (pass idempotent=True)"
+    return None
+
+
+def refused(err: HarnessError, why: str) -> HarnessError:
+    """A copy of ``err`` that is not retryable and whose ``detail`` ends with ``why``."""
+    top = copy_dropin(err) if err.problem is not err else err._clone()
+    problem = top.problem
+    problem.retryable = False
+    problem.detail = f"{problem.detail}; {why}" if problem.detail else why
+    problem.chunks = err.problem.chunks
+    if top is not problem:
+        top.chunks = err.chunks
+    return top
+
+
+def with_causes(
+    last: HarnessError, earlier: list[HarnessError], *, attempts: int | None = None
+) -> HarnessError:
+    """A copy of ``last`` with ``earlier`` (most recent first) after its own ``causes``.
+
+    The caller's error objects are never changed; a drop-in stays a drop-in.
+    """
+    top = copy_dropin(last) if last.problem is not last else last._clone()
+    causes = [*last.causes, *earlier]
+    top.causes = [c for c in causes if c is not top and c.problem is not top.problem]
+    if attempts is not None:
+        top.attempts = attempts
+    top.__cause__ = last.__cause__ if last.__cause__ is not None else last
+    return top
