@@ -18,6 +18,7 @@ import pytest
 
 from normalize_errors import HarnessError, normalize
 from normalize_errors.replay import load, run, shipped
+from tests.support import needed
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -35,7 +36,9 @@ ROUNDS = 20
 
 
 def _vendor(provider: str, name: str) -> BaseException:
-    exc = run(load(shipped() / provider / f"{name}.yaml")).exception
+    scenario = load(shipped() / provider / f"{name}.yaml")
+    needed(scenario)
+    exc = run(scenario).exception
     assert exc is not None, f"{provider}/{name} raised nothing"
     return exc
 
