@@ -347,21 +347,38 @@ def diagnose(
 
 
 def diagnose_stream(
-    chunks: Any, *, provider: str, tools: Iterable[Any] | None = None
+    chunks: Any, *, provider: str | None = None, tools: Iterable[Any] | None = None
 ) -> HarnessError | None:
     """The harness error a finished stream's chunks mean, or ``None``; never raises.
 
     ``chunks`` are what the SDK's stream yielded (chat chunks, Responses or Anthropic events,
-    Gemini responses), in order; ``provider`` names the SDK that made them.
+    Gemini responses), in order, or a recorded stream body (text or bytes: the JSON of its
+    ``data:`` lines, or of its NDJSON lines). ``provider`` names the SDK that made them; left
+    out, the events' shape decides (``None`` when no event has a known shape). The final
+    stop reason is read like a non-stream result's: a stream cut at the token limit is
+    ``output.truncated`` as its result would be.
     """
+    provider = _provider_name(provider)
     try:
+        if isinstance(chunks, (str, bytes, bytearray, memoryview)):
+            from ._wire import stream_events
+
+            chunks = stream_events(body_text(chunks))
+        if provider is None:
+            chunks = chunks if isinstance(chunks, list) else list(chunks)
+            provider = _providers().provider_of_stream(chunks)
+            if provider is None or provider == "http":
+                return None
         reader: Adapter = _providers().adapter(provider)
         return reader.diagnose_stream(chunks, tools)
     except Exception as bug:
         return HarnessInternalError(
             f"normalize-errors could not read a stream ({type(bug).__name__}).",
             retryable=False,
-            upstream={"provider": provider, "exception": type(bug).__name__},
+            upstream={
+                "exception": type(bug).__name__,
+                **({"provider": provider} if provider else {}),
+            },
         )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "short",
     "stainless_retry_count",
     "stream_error",
+    "stream_events",
 ]
 
 MAX_JSON: Final = 1 << 20
@@ -261,3 +262,30 @@ def stream_error(text: str) -> dict[str, Any] | None:
         if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
             return event
     return None
+
+
+def stream_events(text: str) -> list[Any]:
+    """The JSON events of a recorded stream body, in order: each SSE ``data:`` line's JSON
+    (``[DONE]`` and lines that are not JSON skipped), else the body itself when it is one
+    JSON value, else each NDJSON line's. Only the first 4 MiB and 100,000 lines are read."""
+    import json
+
+    head = text[: 1 << 22]
+    lines = head.splitlines()[:100_000]
+    sse = any(line.startswith("data:") for line in lines)
+    if not sse:
+        whole = parse_body(head)
+        if whole is not None:
+            return [whole]
+    events: list[Any] = []
+    for line in lines:
+        if sse and not line.startswith("data:"):
+            continue
+        data = line[5:].strip() if sse else line.strip()
+        if not data.startswith(("{", "[")):
+            continue
+        try:
+            events.append(json.loads(data))
+        except (ValueError, RecursionError):
+            continue
+    return events

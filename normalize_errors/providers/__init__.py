@@ -47,6 +47,7 @@ __all__ = [
     "provider_of_module",
     "provider_of_object",
     "provider_of_result",
+    "provider_of_stream",
     "provider_of_traceback",
     "provider_of_type",
 ]
@@ -75,6 +76,9 @@ class Provider(NamedTuple):
     """Its SDK never returns text as a generating call's answer: text there is no answer."""
     replay: tuple[str, ...] = ()
     """The modules a replay of its cassettes imports (``providers._calls``)."""
+    stream_events: tuple[str, ...] = ()
+    """The ``type`` of the events its streams send, as JSON (a name, or a prefix ending in
+    ``.`` or ``_``): how a recorded stream of no SDK object is known as this provider's."""
 
 
 PROVIDERS: Final = (
@@ -98,6 +102,7 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("anthropic",),
+        stream_events=("message_start", "message_delta", "content_block_", "completion"),
     ),
     Provider(
         "google",
@@ -156,6 +161,7 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("openai",),
+        stream_events=("response.",),
     ),
     Provider(
         "bedrock",
@@ -332,6 +338,28 @@ def provider_of_result(result: Any) -> str | None:
     if isinstance(reason, str) and reason.isupper():
         return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
         # choices, lower case)
+    return None
+
+
+def provider_of_stream(events: Sequence[Any]) -> str | None:
+    """The vendor whose stream ``events`` (a finished stream's chunks, or their JSON) are, or
+    ``None``: the first event of a known shape, by its SDK's class, the ``type`` its
+    provider's streams send (``Provider.stream_events``), or its shape as a result."""
+    for event in events[:1000]:
+        name = provider_of_object(event)
+        if name is not None:
+            return name
+        kind = field(event, "type")
+        if isinstance(kind, str):
+            for provider in PROVIDERS:
+                if any(
+                    kind.startswith(known) if known[-1] in "._" else kind == known
+                    for known in provider.stream_events
+                ):
+                    return provider.name
+        name = provider_of_result(event)
+        if name is not None:
+            return name
     return None
 
 
