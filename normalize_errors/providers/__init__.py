@@ -76,6 +76,9 @@ class Provider(NamedTuple):
     """Its SDK never returns text as a generating call's answer: text there is no answer."""
     replay: tuple[str, ...] = ()
     """The modules a replay of its cassettes imports (``providers._calls``)."""
+    result_members: tuple[str, ...] = ()
+    """Top-level members only its results have, as JSON: how a result of no SDK object (a
+    plain dict, as boto3 returns) is known as this provider's."""
     stream_events: tuple[str, ...] = ()
     """The ``type`` of the events its streams send, as JSON (a name, or a prefix ending in
     ``.`` or ``_``): how a recorded stream of no SDK object is known as this provider's."""
@@ -172,6 +175,16 @@ PROVIDERS: Final = (
                 "BedrockRuntime",
                 frozenset({"converse", "converse_stream", "invoke_model_with_response_stream"}),
             ),
+        ),
+        # a Converse result, a guarded InvokeModel body, and the native InvokeModel bodies of
+        # bedrock.NATIVE_BODIES (Cohere Command, Meta Llama, Mistral, Amazon Titan Text)
+        result_members=(
+            "stopReason",
+            "amazon-bedrock-guardrailAction",
+            "generations",
+            "generation",
+            "outputs",
+            "inputTextTokenCount",
         ),
     ),
     Provider(
@@ -324,10 +337,10 @@ def provider_of_result(result: Any) -> str | None:
     name = provider_of_object(result)
     if name is not None:
         return name
-    if isinstance(result, dict) and (
-        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
-    ):
-        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
+    if isinstance(result, dict):  # boto3 returns plain dicts: a Converse result, a body
+        for provider in PROVIDERS:
+            if any(member in result for member in provider.result_members):
+                return provider.name
     if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
         return "google"
     if field(result, "choices") is not None or field(result, "object") == "response":
