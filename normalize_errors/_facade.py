@@ -270,6 +270,12 @@ def respond(
         from ._envelopes import error_object  # on first use: importing the package stays small
 
         found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
+        printed = None if found is not None or parsed is not None else body_text(body, 4096)
+        name = providers.provider_of_text(printed) if printed else None
+        if name is not None and provider in (None, name):  # an SDK's error text in the body
+            err: HarnessError = providers.adapter(name).from_response(None, headers, body)
+            err.upstream = {**err.upstream, "status": code, "in_stream": True}
+            return err
         if found is None:
             where = provider or "http"
             return class_for_code("upstream.invalid_response")(
@@ -278,10 +284,11 @@ def respond(
                 upstream={"provider": where, "status": code},
             )
         name = provider or providers.detect(found, lowered)
-        err: HarnessError = providers.adapter(name).from_response(None, headers, found)
+        err = providers.adapter(name).from_response(None, headers, found)
         err.upstream = {**err.upstream, "status": code, "in_stream": True}
         return err
-    name = provider or providers.detect(parsed, lowered)
+    text = body_text(body, 4096) if parsed is None else ""
+    name = provider or providers.detect(parsed, lowered, text)
     if name == "http" and host:
         from .providers import http
 

@@ -242,6 +242,16 @@ TOOL_NAME_STATED: Final = (  # run on the vendor's message as it came (names kee
     ),
 )
 
+# -- providers/bedrock.py ---------------------------------------------------------------------
+
+BOTOCORE_PRINTED: Final = _pattern(
+    r"An error occurred \(([A-Za-z][\w.]{0,127})\) when calling the (\w{1,64}) operation"
+    r"(?: \(reached max retries: \d{1,4}\))?: ",
+    MAX_MESSAGE,
+    "search in a text cut to MAX_MESSAGE (botocore's ClientError text); starts with a literal,"
+    " every repeat bounded.",
+)
+
 # -- providers/google/ --------------------------------------------------------------------------
 
 GOOGLE_CANONICAL: Final = _pattern(

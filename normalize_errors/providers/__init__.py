@@ -48,6 +48,7 @@ __all__ = [
     "provider_of_object",
     "provider_of_result",
     "provider_of_stream",
+    "provider_of_text",
     "provider_of_traceback",
     "provider_of_type",
 ]
@@ -76,6 +77,10 @@ class Provider(NamedTuple):
     """Its SDK never returns text as a generating call's answer: text there is no answer."""
     replay: tuple[str, ...] = ()
     """The modules a replay of its cassettes imports (``providers._calls``)."""
+    printed: tuple[str, ...] = ()
+    """Words only the text its SDK prints for an error holds (botocore's ``An error occurred
+    (ThrottlingException) when calling the Converse operation: ...``): how an error pasted
+    as text, with no JSON body, is known as this provider's."""
     result_members: tuple[str, ...] = ()
     """Top-level members only its results have, as JSON: how a result of no SDK object (a
     plain dict, as boto3 returns) is known as this provider's."""
@@ -176,6 +181,7 @@ PROVIDERS: Final = (
                 frozenset({"converse", "converse_stream", "invoke_model_with_response_stream"}),
             ),
         ),
+        printed=(") when calling the ",),  # botocore's ClientError and EventStreamError text
         # a Converse result, a guarded InvokeModel body, and the native InvokeModel bodies of
         # bedrock.NATIVE_BODIES (Cohere Command, Meta Llama, Mistral, Amazon Titan Text)
         result_members=(
@@ -274,18 +280,32 @@ def available(name: str) -> Adapter | None:
         return None
 
 
-def detect(body: Any, headers: dict[str, str]) -> str:
+def provider_of_text(text: str) -> str | None:
+    """The provider whose SDK printed ``text`` (``Provider.printed``), or ``None``."""
+    head = text[:4096]
+    for provider in PROVIDERS:
+        if any(words in head for words in provider.printed):
+            return provider.name
+    return None
+
+
+def detect(body: Any, headers: dict[str, str], text: str = "") -> str:
     """The provider whose error shape ``body`` has (see ``NAMES`` for the order), else http.
 
     Only adapters that import are asked, so a build without one of them still reads every
     other shape. ``headers`` (lower-case names) decide for Anthropic when the body has no
-    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``.
+    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``. A
+    body that is no JSON is the provider's whose SDK printed its ``text`` (``printed``).
     """
     if isinstance(body, (dict, list)):  # a vendor's error shape is JSON
         for name in NAMES[:-1]:
             module = available(name)
             if module is not None and module.looks_like(body):
                 return name
+    elif text:  # no JSON: an SDK's printed error text
+        printer = provider_of_text(text)
+        if printer is not None and available(printer) is not None:
+            return printer
     marked = any(k.startswith("anthropic-") for k in headers) or headers.get(
         "request-id", ""
     ).startswith("req_")

@@ -38,6 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -280,9 +281,14 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     code = _error_type(text_of(parsed.get("__type"))) if isinstance(parsed, dict) else None
     message = _message_of(parsed)
     text = body_text(body)
+    extra: dict[str, Any] = {}
+    printed = BOTOCORE_PRINTED.compiled().search(text[:MAX_MESSAGE]) if parsed is None else None
+    if printed is not None:  # botocore's text: "An error occurred (Code) when calling ..."
+        code, extra["operation"] = printed.group(1), printed.group(2)
+        message = short(" ".join(text[printed.end() :].split()), 2048) or None
     if message is None and parsed is None and text and not text.lstrip().startswith("<"):
         message = short(text.strip(), 2048) or None
-    facts = _facts(number, low, code, message, body=parsed, text=text)
+    facts = _facts(number, low, code, message, body=parsed, text=text, extra=extra or None)
     result, retryable = classify(TABLE, facts)
     return build(result, retryable, facts)
 

@@ -1013,3 +1013,32 @@ def test_native_bodies_are_routed_by_their_markers() -> None:
     assert diagnose({"generation": "Hello.", "stop_reason": "stop"}) is None
     assert diagnose({"outputs": [{"text": "Hi", "stop_reason": "stop"}]}) is None
     assert diagnose({"generations": [{"text": "Hi", "finish_reason": "COMPLETE"}]}) is None
+
+
+# -- botocore's printed error text (Provider.printed, BOTOCORE_PRINTED) ------------------------
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.operation}-{c.error}-{c.status}-{c.code}" for c in CASES]
+)
+def test_botocore_printed_text_reads_like_its_exception(case: Case) -> None:
+    """The text the real client's ClientError prints (``An error occurred (Code) when calling
+    the Op operation: message``), pasted with no status, gives the exception's code."""
+    exc = stubbed(case)
+    err = valid(from_response(None, {}, str(exc)))
+    assert err.upstream["provider"] == "bedrock"
+    assert err.upstream["code"] == case.error
+    assert err.upstream["message"] == " ".join(case.message.split())
+    assert err.code == normalize(exc).code
+    inside = valid(from_response(200, {"content-type": "text/event-stream"}, str(exc)))
+    assert (inside.code, inside.upstream["in_stream"]) == (err.code, True)
+
+
+def test_botocore_printed_text_with_retries_and_a_prefix() -> None:
+    text = (
+        "Error raised by bedrock service: An error occurred (ThrottlingException) when calling "
+        "the InvokeModel operation (reached max retries: 4): Too many requests, please wait "
+        "before trying again."
+    )
+    err = valid(from_response(None, {}, text))
+    assert (err.code, err.upstream["operation"]) == ("upstream.rate_limited", "InvokeModel")
