@@ -253,6 +253,12 @@ def respond(
     whose API lives at ``host`` when that is known. May raise: callers guard.
     """
     parsed, lowered, code = parse_body(body), lower_headers(headers), integer(status)
+    if isinstance(parsed, dict) and "error" in parsed:
+        from ._envelopes import nested_error
+
+        inner = nested_error(parsed)  # a client's error wrapping the provider's, as text
+        if inner is not None:
+            parsed = body = inner
     problem = _read_problem()(status, lowered, parsed) if parsed is not None else None
     if problem is not None:
         return problem

@@ -259,6 +259,18 @@ GOOGLE_CANONICAL: Final = _pattern(
     None,
     "fullmatch on a status of any length: one attempt that stops after 64 characters.",
 )
+GOOGLE_PRINTED_REASON: Final = _pattern(
+    r"""["']?\breason["']?: ?["']([A-Z][A-Z0-9_]{1,63})["']""",
+    MAX_MESSAGE,
+    "finditer in a printed error text cut to MAX_MESSAGE (an ErrorInfo reason as protobuf text,"
+    " JSON or a Python repr); at most 78 characters per try.",
+)
+GOOGLE_PRINTED_STATUS: Final = _pattern(
+    r"^(\d{3}) |\[(\d{3})(?: [A-Za-z ]{1,40})?\]",
+    MAX_MESSAGE,
+    "search in a printed error text cut to MAX_MESSAGE (google.api_core's leading status, the JS"
+    " SDK's [403 Forbidden]); at most 47 characters per try.",
+)
 GOOGLE_FUNCTION: Final = _pattern(
     r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})",
     MAX_MESSAGE,

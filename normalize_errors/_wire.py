@@ -242,8 +242,8 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
 def stream_error(text: str) -> dict[str, Any] | None:
     """The first error event in a stream body (SSE ``data:`` lines or NDJSON), or ``None``.
 
-    An event is an error when its JSON object has an ``error`` member or ``"type":
-    "error"``. Only the first 256 KiB of lines are looked at.
+    An event is an error when its JSON object has an ``error`` member that is not empty or
+    null, or ``"type": "error"``. Only the first 256 KiB of lines are looked at.
     """
     if "error" not in text[: 1 << 18]:
         return None
@@ -259,8 +259,8 @@ def stream_error(text: str) -> dict[str, Any] | None:
             event = json.loads(data)
         except (ValueError, RecursionError):
             continue
-        if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
-            return event
+        if isinstance(event, dict) and (event.get("error") or event.get("type") == "error"):
+            return event  # an "error": null (a result reporting none) is no error event
     return None
 
 

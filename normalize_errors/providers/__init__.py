@@ -130,6 +130,9 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("google.genai",),
+        # google.api_core's gRPC text ('400 ... [reason: "API_KEY_INVALID" ...'), the JS SDK's
+        # '[GoogleGenerativeAI Error]: ...', and any text quoting google.rpc details
+        printed=('[reason: "', "[GoogleGenerativeAI Error]", "type.googleapis.com/google.rpc."),
     ),
     Provider(
         "openai",
