@@ -236,7 +236,12 @@ def test_a_whole_2xx_body_that_is_an_error_object_reads_like_its_twin() -> None:
     bare = {"code": "rate_limit_exceeded", "message": "Slow down", "param": None}
     assert from_response(200, {}, json.dumps(bare)).code == "upstream.rate_limited"
     # a result whose error is null, or an object with no message, reports no error
-    for body in ({"object": "response", "error": None}, {"error": {}}, {"code": "x", "param": 1}):
+    quiet: list[dict[str, Any]] = [
+        {"object": "response", "error": None},
+        {"error": {}},
+        {"code": "x", "param": 1},
+    ]
+    for body in quiet:
         assert from_response(200, {}, json.dumps(body)).code == "upstream.invalid_response"
 
 
