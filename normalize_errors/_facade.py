@@ -246,11 +246,14 @@ def respond(
     """The one dispatcher of an HTTP response to its reader (``from_response`` guards it; the
     plain HTTP adapter calls it for the error responses of httpx, requests and aiohttp).
 
-    In order: a harness error object (``application/problem+json``) as it is; the response
-    readers registered for ``provider`` (or for any provider); a 2xx: the error event inside
-    its body, else ``upstream.invalid_response``; else the adapter of ``provider``, or of the
-    body's shape. A body of no known shape is read as plain HTTP, reported as the provider
-    whose API lives at ``host`` when that is known. May raise: callers guard.
+    First, an error whose ``message`` is another error body as JSON text (a client wrapping
+    the provider's error) is replaced by that inner body. Then, in order: a harness error
+    object (``application/problem+json``) as it is; the response readers registered for
+    ``provider`` (or for any provider); a 2xx: the error event inside its body, or an SDK's
+    printed error text (``Provider.printed``), else ``upstream.invalid_response``; else the
+    adapter of ``provider``, or of the body's shape (of the SDK that printed a text body).
+    A body of no known shape is read as plain HTTP, reported as the provider whose API lives
+    at ``host`` when that is known. May raise: callers guard.
     """
     parsed, lowered, code = parse_body(body), lower_headers(headers), integer(status)
     if isinstance(parsed, dict) and "error" in parsed:
