@@ -26,6 +26,7 @@ __all__ = [
     "MEANINGS",
     "Envelope",
     "error_object",
+    "nested_error",
     "read_envelope",
     "stated_status",
 ]
@@ -125,13 +126,45 @@ def read_envelope(body: Any) -> tuple[str, int, str | None] | None:
 
 def error_object(body: Any) -> dict[str, Any] | None:
     """``body`` itself when, inside a 2xx, it is an error all the same: a vendor envelope
-    reporting one, or an object stating an error status (OpenRouter's ``{"message":
-    "Provider returned error", "code": 429}``); else ``None``."""
+    reporting one, an object stating an error status (OpenRouter's ``{"message": "Provider
+    returned error", "code": 429}``), an ``error`` member holding an error object with its
+    message (a stream's error frame without its ``data:`` line, a Realtime ``failed``
+    status), or OpenAI's error object itself (``code``, ``message`` and ``param``, as a
+    Batch's ``errors.data`` lists them); else ``None``."""
     if not isinstance(body, dict):
         return None
     if read_envelope(body) is not None or stated_status(body) is not None:
         return body
+    error = body.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+        return body
+    if {"code", "message", "param"} <= body.keys() and all(
+        isinstance(body[k], str) and body[k] for k in ("code", "message")
+    ):
+        return body
     return None
+
+
+def nested_error(body: Any) -> dict[str, Any] | None:
+    """The error body an error's ``message`` holds as JSON text, or ``None``: a client that
+    wrapped the provider's error in its own (Gemini CLI's ``{"error": {"message": "{\"error\":
+    {...}}", "code": 400, "status": "Bad Request"}}``). At most three levels are unwrapped."""
+    found: dict[str, Any] | None = None
+    for _ in range(3):
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if not isinstance(message, str) or not message.lstrip().startswith("{"):
+            break
+        import json
+
+        try:
+            inner = json.loads(message) if len(message) <= 1 << 20 else None
+        except (ValueError, RecursionError):
+            break
+        if not isinstance(inner, dict) or not isinstance(inner.get("error"), (dict, str)):
+            break
+        found = body = inner
+    return found
 
 
 _STATUS_KEYS: Final = ("status", "statusCode", "status_code", "http_status", "code")

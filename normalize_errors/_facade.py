@@ -246,13 +246,22 @@ def respond(
     """The one dispatcher of an HTTP response to its reader (``from_response`` guards it; the
     plain HTTP adapter calls it for the error responses of httpx, requests and aiohttp).
 
-    In order: a harness error object (``application/problem+json``) as it is; the response
-    readers registered for ``provider`` (or for any provider); a 2xx: the error event inside
-    its body, else ``upstream.invalid_response``; else the adapter of ``provider``, or of the
-    body's shape. A body of no known shape is read as plain HTTP, reported as the provider
-    whose API lives at ``host`` when that is known. May raise: callers guard.
+    First, an error whose ``message`` is another error body as JSON text (a client wrapping
+    the provider's error) is replaced by that inner body. Then, in order: a harness error
+    object (``application/problem+json``) as it is; the response readers registered for
+    ``provider`` (or for any provider); a 2xx: the error event inside its body, or an SDK's
+    printed error text (``Provider.printed``), else ``upstream.invalid_response``; else the
+    adapter of ``provider``, or of the body's shape (of the SDK that printed a text body).
+    A body of no known shape is read as plain HTTP, reported as the provider whose API lives
+    at ``host`` when that is known. May raise: callers guard.
     """
     parsed, lowered, code = parse_body(body), lower_headers(headers), integer(status)
+    if isinstance(parsed, dict) and "error" in parsed:
+        from ._envelopes import nested_error
+
+        inner = nested_error(parsed)  # a client's error wrapping the provider's, as text
+        if inner is not None:
+            parsed = body = inner
     problem = _read_problem()(status, lowered, parsed) if parsed is not None else None
     if problem is not None:
         return problem
@@ -270,6 +279,12 @@ def respond(
         from ._envelopes import error_object  # on first use: importing the package stays small
 
         found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
+        printed = None if found is not None or parsed is not None else body_text(body, 4096)
+        name = providers.provider_of_text(printed) if printed else None
+        if name is not None and provider in (None, name):  # an SDK's error text in the body
+            err: HarnessError = providers.adapter(name).from_response(None, headers, body)
+            err.upstream = {**err.upstream, "status": code, "in_stream": True}
+            return err
         if found is None:
             where = provider or "http"
             return class_for_code("upstream.invalid_response")(
@@ -278,10 +293,11 @@ def respond(
                 upstream={"provider": where, "status": code},
             )
         name = provider or providers.detect(found, lowered)
-        err: HarnessError = providers.adapter(name).from_response(None, headers, found)
+        err = providers.adapter(name).from_response(None, headers, found)
         err.upstream = {**err.upstream, "status": code, "in_stream": True}
         return err
-    name = provider or providers.detect(parsed, lowered)
+    text = body_text(body, 4096) if parsed is None else ""
+    name = provider or providers.detect(parsed, lowered, text)
     if name == "http" and host:
         from .providers import http
 
@@ -347,21 +363,38 @@ def diagnose(
 
 
 def diagnose_stream(
-    chunks: Any, *, provider: str, tools: Iterable[Any] | None = None
+    chunks: Any, *, provider: str | None = None, tools: Iterable[Any] | None = None
 ) -> HarnessError | None:
     """The harness error a finished stream's chunks mean, or ``None``; never raises.
 
     ``chunks`` are what the SDK's stream yielded (chat chunks, Responses or Anthropic events,
-    Gemini responses), in order; ``provider`` names the SDK that made them.
+    Gemini responses), in order, or a recorded stream body (text or bytes: the JSON of its
+    ``data:`` lines, or of its NDJSON lines). ``provider`` names the SDK that made them; left
+    out, the events' shape decides (``None`` when no event has a known shape). The final
+    stop reason is read like a non-stream result's: a stream cut at the token limit is
+    ``output.truncated`` as its result would be.
     """
+    provider = _provider_name(provider)
     try:
+        if isinstance(chunks, (str, bytes, bytearray, memoryview)):
+            from ._wire import stream_events
+
+            chunks = stream_events(body_text(chunks))
+        if provider is None:
+            chunks = chunks if isinstance(chunks, list) else list(chunks)
+            provider = _providers().provider_of_stream(chunks)
+            if provider is None or provider == "http":
+                return None
         reader: Adapter = _providers().adapter(provider)
         return reader.diagnose_stream(chunks, tools)
     except Exception as bug:
         return HarnessInternalError(
             f"normalize-errors could not read a stream ({type(bug).__name__}).",
             retryable=False,
-            upstream={"provider": provider, "exception": type(bug).__name__},
+            upstream={
+                "exception": type(bug).__name__,
+                **({"provider": provider} if provider else {}),
+            },
         )
 
 

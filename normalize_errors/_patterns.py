@@ -242,12 +242,34 @@ TOOL_NAME_STATED: Final = (  # run on the vendor's message as it came (names kee
     ),
 )
 
+# -- providers/bedrock.py ---------------------------------------------------------------------
+
+BOTOCORE_PRINTED: Final = _pattern(
+    r"An error occurred \(([A-Za-z][\w.]{0,127})\) when calling the (\w{1,64}) operation"
+    r"(?: \(reached max retries: \d{1,4}\))?: ",
+    MAX_MESSAGE,
+    "search in a text cut to MAX_MESSAGE (botocore's ClientError text); starts with a literal,"
+    " every repeat bounded.",
+)
+
 # -- providers/google/ --------------------------------------------------------------------------
 
 GOOGLE_CANONICAL: Final = _pattern(
     r"[A-Z][A-Z0-9_]{1,63}",
     None,
     "fullmatch on a status of any length: one attempt that stops after 64 characters.",
+)
+GOOGLE_PRINTED_REASON: Final = _pattern(
+    r"""["']?\breason["']?: ?["']([A-Z][A-Z0-9_]{1,63})["']""",
+    MAX_MESSAGE,
+    "finditer in a printed error text cut to MAX_MESSAGE (an ErrorInfo reason as protobuf text,"
+    " JSON or a Python repr); at most 78 characters per try.",
+)
+GOOGLE_PRINTED_STATUS: Final = _pattern(
+    r"^(\d{3}) |\[(\d{3})(?: [A-Za-z ]{1,40})?\]",
+    MAX_MESSAGE,
+    "search in a printed error text cut to MAX_MESSAGE (google.api_core's leading status, the JS"
+    " SDK's [403 Forbidden]); at most 47 characters per try.",
 )
 GOOGLE_FUNCTION: Final = _pattern(
     r"\bfunction (?P<name>[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z_][\w-]{0,63}){0,3})",

@@ -39,6 +39,7 @@ __all__ = [
     "short",
     "stainless_retry_count",
     "stream_error",
+    "stream_events",
 ]
 
 MAX_JSON: Final = 1 << 20
@@ -241,8 +242,8 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
 def stream_error(text: str) -> dict[str, Any] | None:
     """The first error event in a stream body (SSE ``data:`` lines or NDJSON), or ``None``.
 
-    An event is an error when its JSON object has an ``error`` member or ``"type":
-    "error"``. Only the first 256 KiB of lines are looked at.
+    An event is an error when its JSON object has an ``error`` member that is not empty or
+    null, or ``"type": "error"``. Only the first 256 KiB of lines are looked at.
     """
     if "error" not in text[: 1 << 18]:
         return None
@@ -258,6 +259,33 @@ def stream_error(text: str) -> dict[str, Any] | None:
             event = json.loads(data)
         except (ValueError, RecursionError):
             continue
-        if isinstance(event, dict) and ("error" in event or event.get("type") == "error"):
-            return event
+        if isinstance(event, dict) and (event.get("error") or event.get("type") == "error"):
+            return event  # an "error": null (a result reporting none) is no error event
     return None
+
+
+def stream_events(text: str) -> list[Any]:
+    """The JSON events of a recorded stream body, in order: each SSE ``data:`` line's JSON
+    (``[DONE]`` and lines that are not JSON skipped), else the body itself when it is one
+    JSON value, else each NDJSON line's. Only the first 4 MiB and 100,000 lines are read."""
+    import json
+
+    head = text[: 1 << 22]
+    lines = head.splitlines()[:100_000]
+    sse = any(line.startswith("data:") for line in lines)
+    if not sse:
+        whole = parse_body(head)
+        if whole is not None:
+            return [whole]
+    events: list[Any] = []
+    for line in lines:
+        if sse and not line.startswith("data:"):
+            continue
+        data = line[5:].strip() if sse else line.strip()
+        if not data.startswith(("{", "[")):
+            continue
+        try:
+            events.append(json.loads(data))
+        except (ValueError, RecursionError):
+            continue
+    return events

@@ -51,10 +51,12 @@ __all__ = [
     "CONTEXT_COUNT_WORDS",
     "CONTEXT_WORDS",
     "FAMILIES",
+    "INVALID_ARGUMENT",
     "MODEL_NOT_FOUND",
     "OVERLOAD",
     "RATE_LIMIT",
     "UNREACHABLE",
+    "UNSUPPORTED",
     "Family",
     "reread",
     "wait_in_words",
@@ -338,6 +340,7 @@ RATE_LIMIT: Final = Family(
         "too many requests",
         "request limit reached",
         "requests per minute",
+        "enqueued token limit",  # OpenAI Batch: the organisation's queued tokens
         "请求过多",
         "请求过于频繁",
         "频率超限",
@@ -348,6 +351,40 @@ RATE_LIMIT: Final = Family(
     frozenset({"throttling", "throttling.ratequota", "throttling.allocationquota"}),
 )
 """Too many requests, said in words where no status (or a server error's) came with them."""
+
+UNSUPPORTED: Final = Family(
+    "unsupported",
+    "upstream.invalid_request",
+    False,
+    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
+    (
+        "does not support tools",
+        "does not support tool",
+        "doesn't support tools",
+        "does not support function calling",
+        "tools are not supported",
+        "tool use is not supported",
+        "function calling is not supported",
+        "does not support images",
+        "does not support image input",
+        "does not support vision",
+    ),
+)
+"""The model lacks a capability the request asked for (tools, images): a request to change,
+not a server to wait for (Ollama sends it as a 400 typed ``api_error``)."""
+
+INVALID_ARGUMENT: Final = Family(
+    "invalid_argument",
+    "upstream.invalid_request",
+    False,
+    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
+    ("client specified an invalid argument", "invalid argument", "invalid request:"),
+    # xAI puts gRPC's description of INVALID_ARGUMENT in its "code" member
+    frozenset({"invalid_argument", "client specified an invalid argument"}),
+)
+"""The server says the request itself is wrong, where no status (or a server error's type)
+came with it: gRPC's INVALID_ARGUMENT in words (xAI's ``{"code": "Client specified an
+invalid argument", ...}``), Cohere's ``invalid request: ...``."""
 
 UNREACHABLE: Final = Family(
     "unreachable",
@@ -374,6 +411,8 @@ FAMILIES: Final = (
     MODEL_NOT_FOUND,
     OVERLOAD,
     RATE_LIMIT,
+    UNSUPPORTED,
+    INVALID_ARGUMENT,
     UNREACHABLE,
 )
 """The families, first match wins: a spent balance that also says "rate limit" is a spent

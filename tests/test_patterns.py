@@ -337,6 +337,10 @@ if MODE == "from_response":
     results["http/model"] = answer(from_response(503, {}, missing))
     wait = json.dumps({"message": "请 " + "1" * 1000 + " 秒后重试 " + "后" * N})
     results["http/wait"] = answer(from_response(429, {}, wait))
+    # botocore's printed text: an error code and an operation name of any length
+    printed = ("An error occurred (" + "A" * 200 + ") when calling the " + "B" * N
+               + " operation (reached max retries: " + "9" * N + "): m")
+    results["bedrock/printed"] = answer(from_response(None, {}, printed))
 
 if MODE == "normalize":
     results["requests"] = answer(normalize(requests.exceptions.ConnectionError(
@@ -445,6 +449,7 @@ def test_worst_messages_through_from_response() -> None:
     # a "model" 1000 characters before "not found" names no model; a digit run's tail no wait
     assert results["http/model"][0] == "upstream.unavailable"
     assert results["http/wait"] == ["upstream.rate_limited", None, None, None]
+    assert results["bedrock/printed"][0] == "upstream.unavailable"  # no code read: no status
     assert all(code != "harness.internal_error" for code, *_ in results.values())
     seen = report["seen"]
     for pattern in _patterns.ALL:

@@ -67,6 +67,17 @@ def _openai(message: str, **more: object) -> str:
             "upstream.authentication_failed",
             False,
         ),
+        # a capability the model lacks, an invalid argument said in words (no status)
+        (400, "model x does not support tools", "upstream.invalid_request", False),
+        (None, "The model does not support images.", "upstream.invalid_request", False),
+        (
+            None,
+            "invalid request: message must be at least 1 token long",
+            "upstream.invalid_request",
+            False,
+        ),
+        # OpenAI Batch's enqueued-token limit, with no status
+        (None, "Enqueued token limit reached for gpt-4o-mini", "upstream.rate_limited", True),
         # a gateway that could not reach its upstream
         (
             400,
@@ -165,6 +176,7 @@ CHANGED = (
     "litellm-proxy-budget-exceeded-429",
     "moonshot-rpm-try-again-after-429",
     "ollama-openai-compat-model-not-found-404",
+    "ollama-picobot-openai-compat-does-not-support-tools-400",
 )
 """Dev-split cases with an HTTP error status whose answer the families, envelopes or waits
 changed (each came from its public source; see the corpus)."""
@@ -212,3 +224,41 @@ def test_changed_cases_through_the_wrapped_async_openai_client(case_id: str) -> 
     with pytest.raises(HarnessError) as raised:
         asyncio.run(call())
     assert corpus.judge(case, raised.value.problem).right
+
+
+def test_a_whole_2xx_body_that_is_an_error_object_reads_like_its_twin() -> None:
+    """An ``error`` member with its message, or OpenAI's bare error object (code, message,
+    param), as the whole body of a 2xx (a stream frame without its ``data:`` line, a Realtime
+    ``failed`` status, a Batch's error entry): read as the HTTP error it reports."""
+    frame = {"error": {"type": "server_error", "code": None, "message": "The server had an error"}}
+    err = from_response(200, {"content-type": "text/event-stream"}, json.dumps(frame, indent=2))
+    assert (err.code, err.upstream["in_stream"]) == ("upstream.unavailable", True)
+    bare = {"code": "rate_limit_exceeded", "message": "Slow down", "param": None}
+    assert from_response(200, {}, json.dumps(bare)).code == "upstream.rate_limited"
+    # a result whose error is null, or an object with no message, reports no error
+    quiet: list[dict[str, Any]] = [
+        {"object": "response", "error": None},
+        {"error": {}},
+        {"code": "x", "param": 1},
+    ]
+    for body in quiet:
+        assert from_response(200, {}, json.dumps(body)).code == "upstream.invalid_response"
+
+
+def test_an_error_wrapped_in_a_clients_error_message_is_read_inside() -> None:
+    """Gemini CLI's ``{"error": {"message": "<Gemini's error as JSON text>", ...}}``."""
+    inner = {
+        "error": {
+            "code": 400,
+            "message": "API key expired. Please renew the API key.",
+            "status": "INVALID_ARGUMENT",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ],
+        }
+    }
+    outer = {"error": {"message": json.dumps(inner), "code": 400, "status": "Bad Request"}}
+    err = from_response(None, {}, json.dumps(outer))
+    assert (err.code, err.upstream["provider"]) == ("upstream.authentication_failed", "google")
+    not_json = {"error": {"message": "{not json", "code": 400}}
+    assert from_response(400, {}, json.dumps(not_json)).code == "upstream.invalid_request"

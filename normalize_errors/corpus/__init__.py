@@ -15,10 +15,13 @@ so the body's shape decides):
   response goes to ``from_response`` with its status (200 when the source showed none), which
   reads an error object inside a 2xx body as its HTTP twin, and answers
   ``upstream.invalid_response`` for a success that reports no error.
-- ``stream_event`` (an error frame or final event of a stream): ``from_response(200,
-  {"content-type": "text/event-stream"}, body)``, which finds the first error event in the
-  frame; when it holds none (a final chunk whose finish reason is the failure), the event's
-  ``data`` JSON goes to ``diagnose`` as a result.
+- ``stream_event`` (an error frame, a final event, or a whole recorded stream):
+  ``from_response(200, {"content-type": "text/event-stream"}, body)``, which finds the first
+  error event in the frame; when it holds none (a stream whose final stop reason is the
+  failure), the body goes to ``diagnose_stream`` as a finished stream (its events folded and
+  their final stop reason read like a result's, the provider told by the events' shape),
+  and when that finds nothing the first event's ``data`` JSON goes to ``diagnose`` as a
+  result.
 
 A case is right when the code is ``expected_code`` or one of ``also_accept``, and each hint the
 case states (``expected_retryable``, ``expected_retry_after``, ``expected_model_recoverable``)
@@ -273,7 +276,7 @@ def _event_data(body: str) -> Any:
 
 def run(case: Case) -> HarnessError:
     """The harness error the installed library reads from ``case`` (see the module's text)."""
-    from .._facade import diagnose, from_response
+    from .._facade import diagnose, diagnose_stream, from_response
 
     headers = dict(case.headers)
     if case.kind == "http":
@@ -287,6 +290,9 @@ def run(case: Case) -> HarnessError:
     stream = {"content-type": "text/event-stream", **headers}
     err = from_response(200, stream, case.body)
     if err.code == "upstream.invalid_response" and err.upstream.get("in_stream") is None:
+        found = diagnose_stream(case.body)
+        if found is not None:
+            return found
         parsed = _event_data(case.body)
         found = diagnose(parsed) if isinstance(parsed, (dict, list)) else None
         if found is not None:

@@ -47,6 +47,8 @@ __all__ = [
     "provider_of_module",
     "provider_of_object",
     "provider_of_result",
+    "provider_of_stream",
+    "provider_of_text",
     "provider_of_traceback",
     "provider_of_type",
 ]
@@ -75,6 +77,16 @@ class Provider(NamedTuple):
     """Its SDK never returns text as a generating call's answer: text there is no answer."""
     replay: tuple[str, ...] = ()
     """The modules a replay of its cassettes imports (``providers._calls``)."""
+    printed: tuple[str, ...] = ()
+    """Words only the text its SDK prints for an error holds (botocore's ``An error occurred
+    (ThrottlingException) when calling the Converse operation: ...``): how an error pasted
+    as text, with no JSON body, is known as this provider's."""
+    result_members: tuple[str, ...] = ()
+    """Top-level members only its results have, as JSON: how a result of no SDK object (a
+    plain dict, as boto3 returns) is known as this provider's."""
+    stream_events: tuple[str, ...] = ()
+    """The ``type`` of the events its streams send, as JSON (a name, or a prefix ending in
+    ``.`` or ``_``): how a recorded stream of no SDK object is known as this provider's."""
 
 
 PROVIDERS: Final = (
@@ -98,6 +110,7 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("anthropic",),
+        stream_events=("message_start", "message_delta", "content_block_", "completion"),
     ),
     Provider(
         "google",
@@ -117,6 +130,9 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("google.genai",),
+        # google.api_core's gRPC text ('400 ... [reason: "API_KEY_INVALID" ...'), the JS SDK's
+        # '[GoogleGenerativeAI Error]: ...', and any text quoting google.rpc details
+        printed=('[reason: "', "[GoogleGenerativeAI Error]", "type.googleapis.com/google.rpc."),
     ),
     Provider(
         "openai",
@@ -156,6 +172,7 @@ PROVIDERS: Final = (
         ),
         answers_in_objects=True,
         replay=("openai",),
+        stream_events=("response.",),
     ),
     Provider(
         "bedrock",
@@ -166,6 +183,17 @@ PROVIDERS: Final = (
                 "BedrockRuntime",
                 frozenset({"converse", "converse_stream", "invoke_model_with_response_stream"}),
             ),
+        ),
+        printed=(") when calling the ",),  # botocore's ClientError and EventStreamError text
+        # a Converse result, a guarded InvokeModel body, and the native InvokeModel bodies of
+        # bedrock.NATIVE_BODIES (Cohere Command, Meta Llama, Mistral, Amazon Titan Text)
+        result_members=(
+            "stopReason",
+            "amazon-bedrock-guardrailAction",
+            "generations",
+            "generation",
+            "outputs",
+            "inputTextTokenCount",
         ),
     ),
     Provider(
@@ -255,18 +283,32 @@ def available(name: str) -> Adapter | None:
         return None
 
 
-def detect(body: Any, headers: dict[str, str]) -> str:
+def provider_of_text(text: str) -> str | None:
+    """The provider whose SDK printed ``text`` (``Provider.printed``), or ``None``."""
+    head = text[:4096]
+    for provider in PROVIDERS:
+        if any(words in head for words in provider.printed):
+            return provider.name
+    return None
+
+
+def detect(body: Any, headers: dict[str, str], text: str = "") -> str:
     """The provider whose error shape ``body`` has (see ``NAMES`` for the order), else http.
 
     Only adapters that import are asked, so a build without one of them still reads every
     other shape. ``headers`` (lower-case names) decide for Anthropic when the body has no
-    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``.
+    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``. A
+    body that is no JSON is the provider's whose SDK printed its ``text`` (``printed``).
     """
     if isinstance(body, (dict, list)):  # a vendor's error shape is JSON
         for name in NAMES[:-1]:
             module = available(name)
             if module is not None and module.looks_like(body):
                 return name
+    elif text:  # no JSON: an SDK's printed error text
+        printer = provider_of_text(text)
+        if printer is not None and available(printer) is not None:
+            return printer
     marked = any(k.startswith("anthropic-") for k in headers) or headers.get(
         "request-id", ""
     ).startswith("req_")
@@ -318,10 +360,10 @@ def provider_of_result(result: Any) -> str | None:
     name = provider_of_object(result)
     if name is not None:
         return name
-    if isinstance(result, dict) and (
-        "stopReason" in result or "amazon-bedrock-guardrailAction" in result
-    ):
-        return "bedrock"  # boto3 returns plain dicts: a Converse result or InvokeModel body
+    if isinstance(result, dict):  # boto3 returns plain dicts: a Converse result, a body
+        for provider in PROVIDERS:
+            if any(member in result for member in provider.result_members):
+                return provider.name
     if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
         return "google"
     if field(result, "choices") is not None or field(result, "object") == "response":
@@ -332,6 +374,28 @@ def provider_of_result(result: Any) -> str | None:
     if isinstance(reason, str) and reason.isupper():
         return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
         # choices, lower case)
+    return None
+
+
+def provider_of_stream(events: Sequence[Any]) -> str | None:
+    """The vendor whose stream ``events`` (a finished stream's chunks, or their JSON) are, or
+    ``None``: the first event of a known shape, by its SDK's class, the ``type`` its
+    provider's streams send (``Provider.stream_events``), or its shape as a result."""
+    for event in events[:1000]:
+        name = provider_of_object(event)
+        if name is not None:
+            return name
+        kind = field(event, "type")
+        if isinstance(kind, str):
+            for provider in PROVIDERS:
+                if any(
+                    kind.startswith(known) if known[-1] in "._" else kind == known
+                    for known in provider.stream_events
+                ):
+                    return provider.name
+        name = provider_of_result(event)
+        if name is not None:
+            return name
     return None
 
 

@@ -533,9 +533,10 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
     The raw events (``message_start``, ``content_block_start``, ``content_block_delta``,
     ``message_delta``; SDK objects or their JSON) are folded into one message (text, tool
     ``input_json_delta`` fragments, the ``message_delta``'s ``stop_reason`` and
-    ``stop_details``) and read like ``diagnose``. The extra events of ``messages.stream()``
-    (``text``, ``input_json``, ...) are skipped. An ``error`` event given as data is read like
-    its HTTP twin.
+    ``stop_details``) and read like ``diagnose``; so are the ``completion`` events of the
+    legacy Text Completions stream (their text and last ``stop_reason``). The extra events of
+    ``messages.stream()`` (``text``, ``input_json``, ...) are skipped. An ``error`` event
+    given as data is read like its HTTP twin.
     """
     try:
         events = iter(chunks)
@@ -573,6 +574,13 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
                 state["json"] = state.get("json", "") + (
                     text_of(field(delta, "partial_json")) or ""
                 )
+        elif kind == "completion":  # the legacy Text Completions stream: text and stop_reason
+            seen = True
+            state = blocks.setdefault(0, {"type": "text", "text": ""})
+            state["text"] = state.get("text", "") + (text_of(field(chunk, "completion")) or "")
+            reason = text_of(field(chunk, "stop_reason"))
+            if reason:
+                message["stop_reason"] = reason
         elif kind == "message_delta":
             seen = True
             delta = field(chunk, "delta")

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
+from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -61,8 +62,10 @@ from . import declared
 __all__ = [
     "CLASSES",
     "NAME",
+    "NATIVE_BODIES",
     "STOP_REASONS",
     "TABLE",
+    "NativeBody",
     "diagnose",
     "diagnose_stream",
     "from_response",
@@ -278,9 +281,14 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     code = _error_type(text_of(parsed.get("__type"))) if isinstance(parsed, dict) else None
     message = _message_of(parsed)
     text = body_text(body)
+    extra: dict[str, Any] = {}
+    printed = BOTOCORE_PRINTED.compiled().search(text[:MAX_MESSAGE]) if parsed is None else None
+    if printed is not None:  # botocore's text: "An error occurred (Code) when calling ..."
+        code, extra["operation"] = printed.group(1), printed.group(2)
+        message = short(" ".join(text[printed.end() :].split()), 2048) or None
     if message is None and parsed is None and text and not text.lstrip().startswith("<"):
         message = short(text.strip(), 2048) or None
-    facts = _facts(number, low, code, message, body=parsed, text=text)
+    facts = _facts(number, low, code, message, body=parsed, text=text, extra=extra or None)
     result, retryable = classify(TABLE, facts)
     return build(result, retryable, facts)
 
@@ -404,6 +412,59 @@ _STOPS: Final[dict[str, tuple[str, str]]] = {
 _QUIET: Final = frozenset({"tool_use", "stop_sequence"})
 
 
+class NativeBody(NamedTuple):
+    """Where a model family's own InvokeModel body says why its output stopped."""
+
+    family: str
+    marker: str
+    """The top-level member only this family's body has."""
+    outputs: str | None
+    """The member listing its outputs (``None``: the body is the one output)."""
+    reason: str
+    """The stop-reason member of each output."""
+    stops: dict[str, str]
+    """Its stop reasons that are failures -> the Converse ``stopReason`` of the same meaning."""
+
+
+NATIVE_BODIES: Final[tuple[NativeBody, ...]] = (
+    NativeBody(
+        "Cohere Command",
+        "generations",
+        "generations",
+        "finish_reason",
+        {"MAX_TOKENS": "max_tokens", "ERROR_TOXIC": "content_filtered"},
+    ),
+    NativeBody("Meta Llama", "generation", None, "stop_reason", {"length": "max_tokens"}),
+    NativeBody("Mistral", "outputs", "outputs", "stop_reason", {"length": "max_tokens"}),
+    NativeBody(
+        "Amazon Titan Text",
+        "inputTextTokenCount",
+        "results",
+        "completionReason",
+        {"LENGTH": "max_tokens", "CONTENT_FILTERED": "content_filtered"},
+    ),
+)
+"""The InvokeModel bodies of the model families that do not answer in Anthropic's shape: a
+stop reason there means what the Converse ``stopReason`` it maps to means."""
+
+
+def _native_stop(result: Any) -> tuple[str, str] | None:
+    """The Converse ``stopReason`` a native InvokeModel body's stop reason means, and that
+    stop reason, or ``None`` (the first output that stopped on a failure decides)."""
+    if not isinstance(result, dict):
+        return None
+    for body in NATIVE_BODIES:
+        if body.marker not in result:
+            continue
+        outputs = [result] if body.outputs is None else sequence(result.get(body.outputs))
+        for output in outputs:
+            raw = text_of(field(output, body.reason)) or ""
+            if raw in body.stops:
+                return body.stops[raw], raw
+        return None
+    return None
+
+
 def _converse(stop: str, content: list[Any], **more: Any) -> dict[str, Any]:
     return {
         "output": {"message": {"role": "assistant", "content": content}},
@@ -458,6 +519,29 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
         _converse("end_turn", []),
     ),
     StopRow(
+        "Cohere Command InvokeModel body, `generations[].finish_reason: MAX_TOKENS`",
+        "output.truncated",
+        {"generations": [{"id": "g1", "text": " Let it be", "finish_reason": "MAX_TOKENS"}]},
+    ),
+    StopRow(
+        "Meta Llama InvokeModel body, `stop_reason: length`",
+        "output.truncated",
+        {"generation": " and you are", "generation_token_count": 10, "stop_reason": "length"},
+    ),
+    StopRow(
+        "Mistral InvokeModel body, `outputs[].stop_reason: length`",
+        "output.truncated",
+        {"outputs": [{"text": "A man stands", "stop_reason": "length"}]},
+    ),
+    StopRow(
+        "Amazon Titan Text InvokeModel body, `results[].completionReason: CONTENT_FILTERED`",
+        "policy.content_filtered",
+        {
+            "inputTextTokenCount": 5,
+            "results": [{"outputText": "", "completionReason": "CONTENT_FILTERED"}],
+        },
+    ),
+    StopRow(
         'InvokeModel body with `"amazon-bedrock-guardrailAction": "INTERVENED"`',
         "policy.guardrail_triggered",
         {
@@ -470,7 +554,8 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
     ),
 )
 """Failure signals in successful results, with a minimal example of each. An InvokeModel
-body in Anthropic's Messages shape is read by the anthropic adapter (``stop_reason``)."""
+body in Anthropic's Messages shape is read by the anthropic adapter (``stop_reason``); the
+other families' native bodies by ``NATIVE_BODIES``."""
 
 
 def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
@@ -508,7 +593,9 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     ``toolUse`` block naming a tool outside ``tools`` (names, ``toolSpec`` entries or a
     ``toolConfig``) is ``output.unknown_tool``; ``end_turn`` with no content ``output.empty``.
     An InvokeModel body (the parsed JSON) with ``amazon-bedrock-guardrailAction:
-    INTERVENED`` is ``policy.guardrail_triggered``; an Anthropic-shaped body is read by the
+    INTERVENED`` is ``policy.guardrail_triggered``; a native body of another model family
+    (``NATIVE_BODIES``: Cohere Command, Meta Llama, Mistral, Amazon Titan) is read by the
+    Converse stop reason its own stop reason means; an Anthropic-shaped body is read by the
     anthropic adapter.
     """
     if field(result, "amazon-bedrock-guardrailAction") == "INTERVENED":
@@ -521,6 +608,14 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
         )
     reason = text_of(field(result, "stopReason"))
     if reason is None:
+        native = _native_stop(result)
+        if native is not None:
+            code, detail = _STOPS[native[0]]
+            stopped = stop_error(NAME, code, native[1], detail, request_id=_request_id(result))
+            stopped.result = result
+            return stopped
+        if any(isinstance(result, dict) and body.marker in result for body in NATIVE_BODIES):
+            return None
         if text_of(field(result, "type")) == "message" or field(result, "stop_reason"):
             from . import adapter
 

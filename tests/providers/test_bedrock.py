@@ -960,3 +960,85 @@ def test_stream_events_the_reader_passes_over() -> None:
     assert adapter.diagnose_stream(42, None) is None  # type: ignore[arg-type]
     assert adapter.diagnose_stream([{"chunk": {"bytes": b"{not json"}}], None) is None
     assert adapter.diagnose_stream([{"chunk": {"bytes": b'{"outputText": "x"}'}}], None) is None
+
+
+# -- native InvokeModel bodies of other model families (NATIVE_BODIES) -----------------------
+
+NATIVE_CASES = [
+    "bedrock-otel-cohere-command-finish-max-tokens",
+    "bedrock-ddtrace-cohere-multi-generations-max-tokens",
+    "bedrock-otel-meta-llama-stop-length-2",
+    "bedrock-ddtrace-meta-llama-lorem-stop-length",
+    "bedrock-otel-mistral-stop-length",
+]
+"""Corpus cases (verbatim bodies of recorded cassettes; their sources are in the corpus)."""
+
+
+@pytest.mark.parametrize("case_id", NATIVE_CASES)
+def test_native_invoke_model_bodies_through_the_real_client(case_id: str) -> None:
+    """The body InvokeModel returns, read from the real client's StreamingBody, then
+    ``check``: a family's own length stop is ``output.truncated``, as Converse's would be."""
+    import io
+
+    from botocore.response import StreamingBody
+
+    from normalize_errors import corpus
+
+    case = next(c for c in corpus.load() if c.id == case_id)
+    raw = case.body.encode()
+    bedrock = client()
+    with Stubber(bedrock) as stub:
+        stub.add_response(
+            "invoke_model",
+            {"body": StreamingBody(io.BytesIO(raw), len(raw)), "contentType": "application/json"},
+        )
+        answer = bedrock.invoke_model(modelId=MODEL, body=json.dumps({"prompt": "Hello"}))
+    result = json.loads(answer["body"].read())
+    err = raised(lambda: check(result))
+    assert isinstance(err, HarnessError)
+    assert (err.code, err.retryable, err.upstream["provider"]) == (
+        "output.truncated",
+        False,
+        "bedrock",
+    )
+    assert err.upstream["stop_reason"] in ("MAX_TOKENS", "length")
+
+
+def test_native_bodies_are_routed_by_their_markers() -> None:
+    """Every native body's marker is a Bedrock result member in PROVIDERS."""
+    from normalize_errors.providers import PROVIDERS
+
+    members = next(p.result_members for p in PROVIDERS if p.name == "bedrock")
+    assert {body.marker for body in adapter.NATIVE_BODIES} <= set(members)
+    assert diagnose({"generation": "Hello.", "stop_reason": "stop"}) is None
+    assert diagnose({"outputs": [{"text": "Hi", "stop_reason": "stop"}]}) is None
+    assert diagnose({"generations": [{"text": "Hi", "finish_reason": "COMPLETE"}]}) is None
+
+
+# -- botocore's printed error text (Provider.printed, BOTOCORE_PRINTED) ------------------------
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.operation}-{c.error}-{c.status}-{c.code}" for c in CASES]
+)
+def test_botocore_printed_text_reads_like_its_exception(case: Case) -> None:
+    """The text the real client's ClientError prints (``An error occurred (Code) when calling
+    the Op operation: message``), pasted with no status, gives the exception's code."""
+    exc = stubbed(case)
+    err = valid(from_response(None, {}, str(exc)))
+    assert err.upstream["provider"] == "bedrock"
+    assert err.upstream["code"] == case.error
+    assert err.upstream["message"] == " ".join(case.message.split())
+    assert err.code == normalize(exc).code
+    inside = valid(from_response(200, {"content-type": "text/event-stream"}, str(exc)))
+    assert (inside.code, inside.upstream["in_stream"]) == (err.code, True)
+
+
+def test_botocore_printed_text_with_retries_and_a_prefix() -> None:
+    text = (
+        "Error raised by bedrock service: An error occurred (ThrottlingException) when calling "
+        "the InvokeModel operation (reached max retries: 4): Too many requests, please wait "
+        "before trying again."
+    )
+    err = valid(from_response(None, {}, text))
+    assert (err.code, err.upstream["operation"]) == ("upstream.rate_limited", "InvokeModel")

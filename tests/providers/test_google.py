@@ -1186,3 +1186,39 @@ def test_several_candidates_fail_only_when_every_candidate_fails() -> None:
             err = raised(call)
             assert isinstance(err, HarnessError)
             assert err.problem.code == code
+
+
+# -- an SDK's printed error text, pasted with no status (Provider.printed) ---------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["api_key_invalid_400", "api_key_suspended_403", "rate_limit_free_tier_daily_429"]
+)
+def test_the_sdks_printed_error_text_reads_like_its_exception(name: str) -> None:
+    """``str()`` of the real client's ``APIError`` (``400 INVALID_ARGUMENT. {<the response
+    as a Python dict repr>}``), read as a status-less text, gives the exception's code. (A
+    text quoting no ``google.rpc`` details is not known as Google's: it reads as plain text.)"""
+    recorded = cassette(f"google/{name}")
+    exc = raised(
+        lambda: client(answer(recorded.status, recorded.content.decode())).models.generate_content(
+            model="gemini-2.5-flash", contents="Hi"
+        )
+    )
+    assert isinstance(exc, errors.APIError)
+    text = str(exc)
+    err = valid(from_response(None, {}, text))
+    assert err.upstream["provider"] == "google"
+    assert err.code == normalize(exc).code
+
+
+def test_grpc_and_js_sdk_texts_give_their_reason_and_status() -> None:
+    """google.api_core's gRPC text and the JS SDK's text quote the ErrorInfo reason."""
+    grpc = '400 API key expired. [reason: "API_KEY_INVALID"\ndomain: "googleapis.com"\n]'
+    err = valid(from_response(None, {}, grpc))
+    assert (err.code, err.upstream["status"]) == ("upstream.authentication_failed", 400)
+    js = (
+        "[GoogleGenerativeAI Error]: Error fetching from [429 Too Many Requests] Resource "
+        'exhausted. [{"@type":"type.googleapis.com/google.rpc.ErrorInfo",'
+        '"reason":"RATE_LIMIT_EXCEEDED"}]'
+    )
+    assert valid(from_response(None, {}, js)).upstream["status"] == 429

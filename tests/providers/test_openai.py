@@ -134,6 +134,29 @@ def payment_required() -> HarnessError:
     return from_response(402, {"content-type": "application/json"}, body, provider="openai")
 
 
+def fastchat(number: int) -> Any:
+    """FastChat's error body (``ErrorResponse``: object, message, code) with one of its
+    ``ErrorCode`` numbers (fastchat/constants.py), sent with the 400 its
+    ``create_error_response`` uses; constructed, the message a placeholder."""
+
+    def case() -> HarnessError:
+        body = {"object": "error", "message": "m", "code": number}
+        return from_response(400, {"content-type": "application/json"}, body)
+
+    case.__name__ = f"fastchat_{number}"
+    return case
+
+
+FASTCHAT = {
+    40303: ("context.window_exceeded", False, "adjust"),
+    40302: ("upstream.invalid_request", False, "fix"),
+    40101: ("upstream.authentication_failed", False, "credentials"),
+    42902: ("upstream.rate_limited", False, "human"),
+    42901: ("upstream.rate_limited", True, "retry"),
+    42903: ("upstream.overloaded", True, "retry"),
+}
+FASTCHAT_CASES = [fastchat(number) for number in FASTCHAT]
+
 TABLE_CASES = [
     status_529,
     quota_message,
@@ -141,6 +164,7 @@ TABLE_CASES = [
     missing_key,
     counted_context_message,
     payment_required,
+    *FASTCHAT_CASES,
 ]
 """Calls for the rows no shipped cassette decides (inputs of ``test_completeness.py``)."""
 SDK_MODULES = ("openai", "openai._exceptions")
@@ -156,6 +180,7 @@ SDK_MODULES = ("openai", "openai._exceptions")
         (missing_key, "upstream.authentication_failed", False, "credentials"),
         (counted_context_message, "context.window_exceeded", False, "adjust"),
         (payment_required, "upstream.rate_limited", False, "human"),
+        *((case, *answer) for case, answer in zip(FASTCHAT_CASES, FASTCHAT.values(), strict=True)),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )

@@ -217,3 +217,60 @@ def test_the_cli_classifies_as_every_declared_provider(
     main(["classify", str(body), "--provider", name])
     out = json.loads(capsys.readouterr().out)
     assert out["upstream"]["provider"] == name
+
+
+# --- a recorded stream's provider, from its events (Provider.stream_events) ---------------
+
+_ANTHROPIC_STREAM = (
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":'
+    '"message","role":"assistant","model":"claude-3-opus-20240229","content":[],'
+    '"stop_reason":null}}\n\n'
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":'
+    '{"type":"text_delta","text":"The"}}\n\n'
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"max_tokens"}}'
+    '\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "provider"),
+    [
+        ([{"type": "ping"}, {"type": "message_start", "message": {}}], "anthropic"),
+        ([{"type": "content_block_delta", "index": 0}], "anthropic"),
+        ([{"type": "completion", "completion": " Hi", "stop_reason": None}], "anthropic"),
+        ([{"type": "response.created", "response": {}}], "openai"),
+        ([{"object": "chat.completion.chunk", "choices": []}], "openai"),
+        ([{"candidates": [{"finishReason": "MAX_TOKENS"}]}], "google"),
+        ([{"type": "ping"}, {"type": "something_else"}], None),
+        ([], None),
+    ],
+)
+def test_provider_of_stream_reads_the_event_types(events: list[Any], provider: str | None) -> None:
+    from normalize_errors.providers import provider_of_stream
+
+    assert provider_of_stream(events) == provider
+
+
+def test_diagnose_stream_reads_a_recorded_stream_body_without_a_provider() -> None:
+    """A stream's final stop reason reads like a non-stream result's, from its raw text."""
+    from normalize_errors._facade import diagnose_stream
+
+    err = diagnose_stream(_ANTHROPIC_STREAM)
+    assert err is not None
+    assert (err.code, err.upstream["provider"]) == ("output.truncated", "anthropic")
+    assert diagnose_stream(_ANTHROPIC_STREAM.encode()).code == "output.truncated"  # type: ignore[union-attr]
+    legacy = (
+        'event: completion\ndata: {"type":"completion","completion":" Hi","stop_reason":null}\n\n'
+        'event: completion\ndata: {"type":"completion","completion":"\'m","stop_reason":'
+        '"max_tokens"}\n\n'
+    )
+    assert diagnose_stream(legacy).code == "output.truncated"  # type: ignore[union-attr]
+    chat = (
+        'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"A"},'
+        '"finish_reason":null}]}\n\n'
+        'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},'
+        '"finish_reason":"length"}]}\n\ndata: [DONE]\n\n'
+    )
+    assert diagnose_stream(chat).code == "output.truncated"  # type: ignore[union-attr]
+    assert diagnose_stream("data: [DONE]\n\n") is None
+    assert diagnose_stream("not a stream") is None

@@ -8,7 +8,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from ..._path import fixed_error, message_of, note_cause
-from ..._patterns import GOOGLE_CANONICAL, GOOGLE_FUNCTION, MAX_MESSAGE
+from ..._patterns import (
+    GOOGLE_CANONICAL,
+    GOOGLE_FUNCTION,
+    GOOGLE_PRINTED_REASON,
+    GOOGLE_PRINTED_STATUS,
+    MAX_MESSAGE,
+)
 from ..._rules import (
     CONTEXT_COUNT,
     CONTEXT_COUNT_WORDS,
@@ -424,6 +430,20 @@ def _read(error: Any, facts: Facts) -> int | None:
     return body_code
 
 
+def _read_printed(text: str, facts: Facts) -> int | None:
+    """Fill ``facts`` from an SDK's printed error text (no JSON body): the ErrorInfo reasons it
+    quotes (protobuf text, JSON or a Python repr of the details); return the status it
+    states (google.api_core's leading ``400 ``, the JS SDK's ``[403 Forbidden]``), if any."""
+    head = text[:MAX_MESSAGE]
+    found = GOOGLE_PRINTED_REASON.compiled().finditer(head)
+    ids = [m.group(1) for _, m in zip(range(8), found, strict=False)]
+    if ids:
+        facts.vendor_type = ids[0]
+        facts.more_ids = (*facts.more_ids, *ids)
+    stated = GOOGLE_PRINTED_STATUS.compiled().search(head)
+    return integer(stated.group(1) or stated.group(2)) if stated is not None else None
+
+
 def _looks_html(text: str) -> bool:
     head = text.lstrip()[:256]
     if not head.startswith("<"):
@@ -453,6 +473,7 @@ def _facts(
         text, facts.message = message, None
     if body is None and text and facts.message is None and not _looks_html(text):
         facts.message = short(text.strip(), 2048) if len(text) < 2048 else None
+        body_code = _read_printed(text, facts)
     facts.text = text
     facts.status = body_code if status is None else status
     return facts  # RetryInfo's retryDelay stays in extra; Facts.hints reads it on first use

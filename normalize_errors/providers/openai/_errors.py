@@ -153,6 +153,40 @@ TABLE: Final = Table(
         retryable=True,
         ids=["vector_store_timeout"],
     ),
+    # FastChat's ErrorCode numbers (fastchat/constants.py), kept by the OpenAI-compatible
+    # servers built on it: {"object": "error", "message": ..., "code": 40301}
+    rule(
+        "context.window_exceeded",
+        "FastChat `40303` (CONTEXT_OVERFLOW)",
+        retryable=False,
+        ids=["40303"],
+    ),
+    rule(
+        "upstream.invalid_request",
+        "FastChat `40001` (VALIDATION_TYPE_ERROR), `40301` (INVALID_MODEL: a model it does not "
+        "serve), `40302` (PARAM_OUT_OF_RANGE)",
+        retryable=False,
+        ids=["40001", "40301", "40302"],
+    ),
+    rule(
+        "upstream.authentication_failed",
+        "FastChat `40101`, `40102` (an invalid or incorrect key), `40103` (NO_PERMISSION)",
+        retryable=False,
+        ids=["40101", "40102", "40103"],
+    ),
+    rule(
+        "upstream.rate_limited",
+        "FastChat `42902` (QUOTA_EXCEEDED)",
+        retryable=False,
+        ids=["42902"],
+    ),
+    rule("upstream.rate_limited", "FastChat `42901` (RATE_LIMIT)", retryable=True, ids=["42901"]),
+    rule(
+        "upstream.overloaded",
+        "FastChat `42903` (ENGINE_OVERLOADED)",
+        retryable=True,
+        ids=["42903"],
+    ),
     # 2. the message's words, for servers whose code says nothing specific
     rule(
         "context.window_exceeded",
@@ -400,6 +434,13 @@ def read_body(body: Any, facts: Facts) -> None:
     """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
     if isinstance(body, list) and body and isinstance(body[0], dict):
         body = body[0]
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        # the message as "error", the code beside it (xAI: {"code": "Client specified an
+        # invalid argument", "error": "..."})
+        code = body.get("code")
+        code_text = text_of(code) or (str(code) if integer(code) is not None else None)
+        if code_text:
+            facts.vendor_code = code_text
     if isinstance(body, dict) and "error" in body:
         body = body["error"]  # the error object inside the envelope
         inner = body.get("error") if isinstance(body, dict) else None
@@ -424,6 +465,8 @@ def looks_like(body: Any) -> bool:
         return "message" in error or "code" in error
     if isinstance(error, str):
         return True
+    if {"code", "message", "param"} <= body.keys() and isinstance(body["message"], str):
+        return True  # the error object itself, outside its envelope (a Batch's errors.data)
     return body.get("object") == "error" and "message" in body
 
 
