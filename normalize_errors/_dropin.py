@@ -27,7 +27,7 @@ from ._pickling import _pickle_state, _restore, scrub
 from ._redact import redact
 from .exceptions import HarnessError
 
-__all__ = ["copy_dropin", "dropin_class", "make_dropin"]
+__all__ = ["as_raised", "copy_dropin", "dropin_class", "make_dropin"]
 
 _MADE: Final[
     weakref.WeakKeyDictionary[
@@ -97,8 +97,8 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     """An instance of the drop-in class ``cls``: ``exc``'s state around ``problem``.
 
     ``exc``'s attributes are copied as they are (its string ``args`` and ``__notes__``
-    redacted); ``problem`` is the plain harness error, ``err.problem``; ``exc`` becomes
-    ``__cause__``.
+    redacted); ``problem`` is the plain harness error, ``err.problem`` (whose ``__cause__`` is
+    ``exc``). The drop-in is ``exc`` as the vendor raised it: see ``as_raised``.
     """
     err = cls.__new__(cls)
     state = err.__dict__
@@ -112,16 +112,37 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     except Exception:  # a vendor ``args`` that is no sequence, or that raises: none kept
         args = ()
     err.args = tuple(redact(a) if isinstance(a, str) else a for a in args)
-    err.__cause__ = exc
+    as_raised(err, exc)
     return err
+
+
+def as_raised(err: BaseException, exc: BaseException) -> None:
+    """Give ``err`` (a drop-in standing for ``exc``) ``exc``'s chain and frames: its
+    ``__cause__``, ``__context__``, ``__suppress_context__`` and traceback.
+
+    The traceback's first entry is the frame that caught ``exc``; it is left out, as that
+    frame adds itself again when it raises ``err`` (raise it outside the ``except`` clause,
+    which would make ``exc`` its ``__context__``).
+    """
+    err.__cause__ = exc.__cause__  # setting it also sets __suppress_context__: set that after
+    err.__context__ = exc.__context__
+    err.__suppress_context__ = exc.__suppress_context__
+    tb = exc.__traceback__
+    err.__traceback__ = tb.tb_next if tb is not None else None
 
 
 def copy_dropin(err: HarnessError) -> HarnessError:
     """A copy of the drop-in ``err`` around a copy of its plain error (``err.problem``):
     setting a harness member on the copy leaves ``err`` and its plain error as they were."""
     new = HarnessError._clone(err)  # the class's own: `err._clone` is the plain error's
-    new.__dict__[_PROBLEM] = _problem(err)._clone()
+    problem = _problem(err)
+    copied = problem._clone()
+    copied.__cause__ = problem.__cause__  # the vendor exception
+    new.__dict__[_PROBLEM] = copied
     new.__cause__ = err.__cause__
+    new.__context__ = err.__context__
+    new.__suppress_context__ = err.__suppress_context__
+    new.__traceback__ = err.__traceback__
     return new
 
 

@@ -79,7 +79,9 @@ def assert_vendor_view(err: HarnessError, raw: BaseException) -> list[str]:
     """Every member the vendor defines reads on ``err`` as on ``raw``; returns the clashes."""
     vendor = type(raw)
     assert isinstance(err, vendor)
-    assert err.__cause__ is raw
+    assert err.problem.__cause__ is raw  # the vendor exception
+    assert err.__cause__ is raw.__cause__  # its own chain, as the vendor raised it
+    assert err.__suppress_context__ == raw.__suppress_context__
     members = vendor_members(vendor, raw)
     for name in sorted(members):
         assert read(err, name) == read(raw, name), name
@@ -138,8 +140,8 @@ def test_cassette_drop_ins_read_as_the_vendor_exception(path: Path) -> None:
         return
     err = run(scenario, prepare=wrap).exception
     assert isinstance(err, HarnessError), err
-    assert isinstance(err.__cause__, type(raw))
-    raw = err.__cause__  # the same response, as the vendor raised it inside wrap()
+    assert isinstance(err.problem.__cause__, type(raw))
+    raw = err.problem.__cause__  # the same response, as the vendor raised it inside wrap()
     clashes = assert_vendor_view(err, raw)
     assert_harness_view(err, raw)
     assert_pickles(err)
