@@ -10,10 +10,13 @@ A drop-in is invisible to vendor code. Its instance holds two things: the vendor
 exception's attributes, exactly as the vendor set them, and the plain harness error
 (``err.problem``). Every member the vendor defines (class attributes, properties, annotated
 members, and the instance attributes its ``__init__`` set: ``code``, ``type``, ``status``,
-``message``, ``body``, ``response``, ...) reads as the vendor's; every other harness member
-(``retryable``, ``retry_after``, ``advice``, ``upstream``, ``detail``, ``to_dict()``, ...)
-reads from, and is set on, the plain harness error. ``str()`` is the vendor's text
-(redacted); ``repr()``, ``==``, ``hash()`` and pickling are the harness error's.
+``message``, ``body``, ``response``, ...) reads as the vendor's; ``code``, ``type`` and
+``status`` (``VENDOR_NAMES``) are the vendor's on every drop-in, absent where the vendor's
+class has none (an anthropic drop-in's ``code`` raises ``AttributeError``); every other
+harness member (``retryable``, ``retry_after``, ``advice``, ``upstream``, ``detail``,
+``to_dict()``, ...) reads from, and is set on, the plain harness error. ``str()`` is the
+vendor's text (redacted); ``repr()``, ``==``, ``hash()`` and pickling are the harness
+error's.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ._pickling import _pickle_state, _restore, scrub
 from ._redact import redact
 from .exceptions import HarnessError
 
-__all__ = ["as_raised", "copy_dropin", "dropin_class", "make_dropin"]
+__all__ = ["VENDOR_NAMES", "as_raised", "copy_dropin", "dropin_class", "make_dropin"]
 
 _MADE: Final[
     weakref.WeakKeyDictionary[
@@ -46,6 +49,13 @@ _HARNESS_ONLY: Final = ("to_dict", "to_json")
 _RESERVED: Final = frozenset({"problem", "_dropin_vendor", _PROBLEM, *_HARNESS_ONLY})
 """Names that are never the vendor's on a drop-in."""
 _MISSING: Final = object()
+VENDOR_NAMES: Final = frozenset({"code", "type", "status"})
+"""The harness member names that supported vendors' exceptions also define (openai's ``code``
+and ``type``, anthropic's ``type``, google-genai's ``code`` and ``status``). On every drop-in
+they are the vendor's: its value where the vendor's class defines the name, else absent
+(``AttributeError``), as on the vendor's own exception; never the harness's, which is
+``err.problem.code`` and so on. Every other harness member reads as the harness's (unless a
+vendor class defines it too: then it is that vendor's, on that vendor's drop-ins)."""
 
 
 def dropin_class(
@@ -269,6 +279,8 @@ def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException])
         if name in vendor:  # the vendor's member, as the vendor's class has it
             found = inspect.getattr_static(vendor_cls, name, _MISSING)
             namespace[name] = _VendorMember(name) if found is _MISSING else found
+        elif name in VENDOR_NAMES:  # the vendor has none: absent, as on its own exception
+            namespace[name] = _VendorMember(name)
         else:
             default = inspect.getattr_static(harness_cls, name, None)
             namespace[name] = _HarnessMember(name, getattr(harness_cls, name, default))

@@ -26,10 +26,11 @@ wrapped too; every method call runs the real method and:
   inside the stream and, at the end of a generating method's stream, for a failure stop
   reason. The SDKs' own stream objects (openai's and anthropic's ``Stream``, ``AsyncStream``
   and their helpers' streams, subclasses included) are returned themselves, watched in place
-  (see ``_watch_in_place``); other iterables are proxied. Only a generating method's stream (checked, the default) keeps its chunks: the
-  end-of-stream check folds them all, and an error raised in or at the end of such a stream
-  carries them as ``chunks``. Every other stream (bytes, text, lines, a file's content)
-  keeps nothing: its chunks pass through, and its errors have no ``chunks``.
+  (see ``_watch_in_place``); other iterables are proxied. Only a generating method's stream
+  (checked, the default) keeps its chunks: the end-of-stream check folds them all, and an
+  error raised in or at the end of such a stream carries them as ``chunks``. Every other
+  stream (bytes, text, lines, a file's content) keeps nothing: its chunks pass through, and
+  its errors have no ``chunks``.
 
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
 failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues

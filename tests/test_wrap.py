@@ -317,7 +317,7 @@ def test_normalized_as_a_context_manager() -> None:
     """Exceptions inside become typed drop-ins; harness errors and cancellation pass."""
     with pytest.raises(UpstreamOverloadedError) as info, normalized():
         raise _overloaded()
-    assert isinstance(info.value.__cause__, openai.InternalServerError)
+    assert isinstance(info.value.problem.__cause__, openai.InternalServerError)
     with pytest.raises(HarnessInternalError) as bug, normalized():
         raise KeyError("x")
     assert isinstance(bug.value, KeyError)
@@ -352,7 +352,7 @@ def test_normalized_as_a_decorator_sync_and_async() -> None:
     with pytest.raises(TimeoutError) as info:
         asyncio.run(later())
     assert isinstance(info.value, HarnessError)
-    assert info.value.code == "upstream.unavailable"
+    assert info.value.problem.code == "upstream.unavailable"
 
     async def block() -> None:
         async with normalized():
@@ -447,7 +447,7 @@ def test_a_wrapped_callable_raises_typed_errors_and_checks_its_result() -> None:
     wrapped = wrap(call)
     with pytest.raises(HarnessError) as caught:
         wrapped("fail")
-    assert caught.value.code == "upstream.unavailable"
+    assert caught.value.problem.code == "upstream.unavailable"
     assert isinstance(caught.value.problem.__cause__, TimeoutError)
     assert wrapped("ok") is answer
 
@@ -723,7 +723,7 @@ def test_normalized_async_generator_under_asynccontextmanager_runs_its_rollback(
 
     with pytest.raises(UpstreamUnavailableError) as info:
         asyncio.run(failing())
-    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert isinstance(info.value.problem.__cause__, ConnectionResetError)
     assert log == ["begin", "rollback", "finally"]
     log.clear()
     asyncio.run(passing())
@@ -803,7 +803,7 @@ def test_normalized_generator_forwards_send_throw_and_close() -> None:
 
     with pytest.raises(UpstreamUnavailableError) as info, transaction():
         raise ConnectionResetError("peer reset the connection")
-    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert isinstance(info.value.problem.__cause__, ConnectionResetError)
     assert log[-1] == "rollback"
 
 

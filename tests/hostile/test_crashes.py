@@ -201,7 +201,7 @@ def test_normalized_generator_types_errors_raised_while_iterating() -> None:
     assert gen.send("hello") == 2
     with pytest.raises(HarnessError) as info:
         next(gen)
-    assert info.value.code == "upstream.unavailable"
+    assert info.value.problem.code == "upstream.unavailable"
     assert isinstance(info.value.problem.__cause__, TimeoutError)
 
 
