@@ -333,23 +333,37 @@ def _after(
 
 def _is_raw_response(value: Any) -> bool:
     """Whether ``value`` is an SDK's raw response (``with_raw_response``), parsed on demand:
-    it has the HTTP response it came from and a ``parse()`` that is no coroutine function."""
-    parse = getattr(type(value), "parse", None)
-    return (
-        hasattr(value, "http_response")
-        and callable(parse)
-        and not inspect.iscoroutinefunction(parse)
-    )
+    it has the HTTP response it came from and a ``parse()``."""
+    return hasattr(value, "http_response") and callable(getattr(type(value), "parse", None))
 
 
 def _raw_checked(value: Any, options: _Options, tools: Any) -> Any:
     """A raw response, returned as the SDK's; a generating call's is parsed now (the SDK
     keeps what it parsed: the caller's ``parse()`` gives the same object) and its result
-    checked. A streamed one (its ``parse()`` gives a stream) is not checked."""
+    checked. A streamed one (its ``parse()`` gives a stream) is not checked; one whose
+    ``parse()`` is a coroutine is checked by ``_araw_checked`` on the async paths."""
     if not (options.check and options.generating):
+        return value
+    if inspect.iscoroutinefunction(type(value).parse):
         return value
     try:
         parsed = value.parse()
+    except Exception:  # the caller's own parse() raises it, as without wrap()
+        return value
+    if _kind(parsed, True) == _MODEL:
+        _checked(parsed, options, tools)
+    return value
+
+
+async def _araw_checked(value: Any, options: _Options, tools: Any) -> Any:
+    """``_raw_checked`` for the raw response of an async client, whose ``parse()`` is a
+    coroutine (anthropic's ``AsyncAPIResponse``)."""
+    if not (options.check and options.generating):
+        return value
+    if not inspect.iscoroutinefunction(type(value).parse):
+        return _raw_checked(value, options, tools)
+    try:
+        parsed = await value.parse()
     except Exception:  # the caller's own parse() raises it, as without wrap()
         return value
     if _kind(parsed, True) == _MODEL:
@@ -602,6 +616,8 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
                 if failure is exc:
                     raise
             else:
+                if _is_raw_response(result):
+                    return await _araw_checked(result, options, _tools(kwargs))
                 return _after(result, options, _tools(kwargs), owner)
             raise failure
 
@@ -632,6 +648,8 @@ async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) ->
         if failure is exc:
             raise
     else:
+        if _is_raw_response(result):
+            return await _araw_checked(result, options, tools)
         return _after(result, options, tools, owner)
     raise failure
 

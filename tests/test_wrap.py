@@ -1080,3 +1080,39 @@ def test_several_choices_fail_only_when_every_choice_fails() -> None:
     empty = wrap(openai_client(lambda r: two(r, "")))
     with pytest.raises(EmptyOutputError):
         empty.chat.completions.create(model="m", messages=MESSAGES, n=2)
+
+
+def test_an_async_raw_response_is_the_sdks_and_still_checked() -> None:
+    """anthropic's async raw response (its ``parse()`` a coroutine): the SDK's object,
+    parsed and checked at the call; a usable one comes back as the SDK's type."""
+    import anthropic
+
+    httpx = http_library("anthropic")
+
+    def answer(stop: str) -> Any:
+        message = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [{"type": "text", "text": "Hi"}],
+            "stop_reason": stop,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return httpx.MockTransport(lambda request: httpx.Response(200, json=message))
+
+    def client(stop: str) -> Any:
+        http_client = httpx.AsyncClient(transport=answer(stop))
+        return anthropic.AsyncAnthropic(api_key="k", http_client=http_client, max_retries=0)
+
+    ask: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": MESSAGES}
+
+    async def main() -> None:
+        with pytest.raises(OutputTruncatedError):
+            await wrap(client("max_tokens")).messages.with_raw_response.create(**ask)
+        plain = await client("end_turn").messages.with_raw_response.create(**ask)
+        raw = await wrap(client("end_turn")).messages.with_raw_response.create(**ask)
+        assert type(raw) is type(plain)
+        assert (await raw.parse()).content[0].text == "Hi"
+
+    asyncio.run(main())
