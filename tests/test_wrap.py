@@ -1116,3 +1116,25 @@ def test_an_async_raw_response_is_the_sdks_and_still_checked() -> None:
         assert (await raw.parse()).content[0].text == "Hi"
 
     asyncio.run(main())
+
+
+def test_a_drop_in_with_the_transports_error_as_cause_pickles_without_the_key() -> None:
+    """The vendor's own cause (an ``httpx2.ConnectError`` holding the request and its
+    ``Authorization`` header) pickles redacted, like the vendor exception behind it."""
+    from .support import PLANTED_KEY
+
+    httpx = http_library("openai")
+
+    def refuse(request: Any) -> Any:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    http_client = httpx.Client(transport=httpx.MockTransport(refuse))
+    client = wrap(openai.OpenAI(api_key=PLANTED_KEY, max_retries=0, http_client=http_client))
+    err = _raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES))
+    assert isinstance(err, HarnessError)
+    data = pickle.dumps(err)
+    assert PLANTED_KEY.encode() not in data
+    assert PLANTED_KEY[8:24].encode() not in data
+    again = pickle.loads(data)
+    assert type(again.__cause__) is httpx.ConnectError
+    assert type(again.problem.__cause__) is openai.APIConnectionError
