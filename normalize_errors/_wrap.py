@@ -723,6 +723,10 @@ def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> b
     The stream stays the SDK's object: ``type()``, ``next()``, a subclass's methods and every
     member are its own. ``False`` for a stream of any other shape (then it is proxied)."""
     inner = vars(stream).get("_iterator") if hasattr(stream, "__dict__") else None
+    if getattr(inner, "gi_code", None) is _watched.__code__:
+        return True  # watched already (the same stream read twice)
+    if getattr(inner, "ag_code", None) is _awatched.__code__:
+        return True
     watch = _Watch(options, tools, owner)
     if inspect.isgenerator(inner):
         stream._iterator = _watched(stream, inner, watch)

@@ -1138,3 +1138,21 @@ def test_a_drop_in_with_the_transports_error_as_cause_pickles_without_the_key() 
     again = pickle.loads(data)
     assert type(again.__cause__) is httpx.ConnectError
     assert type(again.problem.__cause__) is openai.APIConnectionError
+
+
+def test_a_stream_watched_twice_is_watched_once() -> None:
+    """The same SDK stream handed to the watcher again (read twice) keeps one watcher: the
+    end-of-stream check raises once, with the chunks once."""
+
+    def cut(request: Any) -> tuple[int, bytes, str]:
+        return 200, sse([chunk("Hi", None), chunk(None, "length")]), "text/event-stream"
+
+    client = wrap(openai_client(cut))
+    stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    options = _wrap._Options(None, True, stream, generating=True)
+    watcher = stream._iterator
+    assert _wrap._watch_in_place(stream, options, None, None)
+    assert stream._iterator is watcher  # not a second watcher around the first
+    with pytest.raises(OutputTruncatedError) as info:
+        list(stream)
+    assert len(info.value.chunks or []) == 2
