@@ -75,11 +75,13 @@ def typed_error(
 ) -> HarnessError:
     """The typed error for ``exc``, as a drop-in instance of ``type(exc)`` too when possible.
 
-    The result's ``__cause__`` is ``exc``. On the drop-in, every member ``exc``'s class
-    defines reads as ``exc`` has it (``code``, ``type``, ``status``, ``body``, ...), so vendor
-    code and frameworks see the vendor's exception; the other harness members and
-    ``err.problem`` (the plain harness error) give the harness view. With ``dropin=False``
-    the plain harness error is returned. A ``HarnessError`` is returned as it is.
+    On the drop-in, every member ``exc``'s class defines reads as ``exc`` has it (``code``,
+    ``type``, ``status``, ``body``, ...; ``code``, ``type`` and ``status`` are absent where
+    that class has none), and its ``__cause__``, ``__context__``, ``__suppress_context__`` and
+    traceback are ``exc``'s own, so vendor code and frameworks see the vendor's exception;
+    the other harness members and ``err.problem`` (the plain harness error, whose
+    ``__cause__`` is ``exc``) give the harness view. With ``dropin=False`` the plain harness
+    error is returned. A ``HarnessError`` is returned as it is.
     """
     if isinstance(exc, HarnessError):
         return exc
