@@ -10,10 +10,13 @@ A drop-in is invisible to vendor code. Its instance holds two things: the vendor
 exception's attributes, exactly as the vendor set them, and the plain harness error
 (``err.problem``). Every member the vendor defines (class attributes, properties, annotated
 members, and the instance attributes its ``__init__`` set: ``code``, ``type``, ``status``,
-``message``, ``body``, ``response``, ...) reads as the vendor's; every other harness member
-(``retryable``, ``retry_after``, ``advice``, ``upstream``, ``detail``, ``to_dict()``, ...)
-reads from, and is set on, the plain harness error. ``str()`` is the vendor's text
-(redacted); ``repr()``, ``==``, ``hash()`` and pickling are the harness error's.
+``message``, ``body``, ``response``, ...) reads as the vendor's; ``code``, ``type`` and
+``status`` (``VENDOR_NAMES``) are the vendor's on every drop-in, absent where the vendor's
+class has none (an anthropic drop-in's ``code`` raises ``AttributeError``); every other
+harness member (``retryable``, ``retry_after``, ``advice``, ``upstream``, ``detail``,
+``to_dict()``, ...) reads from, and is set on, the plain harness error. ``str()`` is the
+vendor's text (redacted); ``repr()``, ``==``, ``hash()`` and pickling are the harness
+error's.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ._pickling import _pickle_state, _restore, scrub
 from ._redact import redact
 from .exceptions import HarnessError
 
-__all__ = ["copy_dropin", "dropin_class", "make_dropin"]
+__all__ = ["VENDOR_NAMES", "as_raised", "copy_dropin", "dropin_class", "make_dropin"]
 
 _MADE: Final[
     weakref.WeakKeyDictionary[
@@ -46,6 +49,13 @@ _HARNESS_ONLY: Final = ("to_dict", "to_json")
 _RESERVED: Final = frozenset({"problem", "_dropin_vendor", _PROBLEM, *_HARNESS_ONLY})
 """Names that are never the vendor's on a drop-in."""
 _MISSING: Final = object()
+VENDOR_NAMES: Final = frozenset({"code", "type", "status"})
+"""The harness member names that supported vendors' exceptions also define (openai's ``code``
+and ``type``, anthropic's ``type``, google-genai's ``code`` and ``status``). On every drop-in
+they are the vendor's: its value where the vendor's class defines the name, else absent
+(``AttributeError``), as on the vendor's own exception; never the harness's, which is
+``err.problem.code`` and so on. Every other harness member reads as the harness's (unless a
+vendor class defines it too: then it is that vendor's, on that vendor's drop-ins)."""
 
 
 def dropin_class(
@@ -97,8 +107,8 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     """An instance of the drop-in class ``cls``: ``exc``'s state around ``problem``.
 
     ``exc``'s attributes are copied as they are (its string ``args`` and ``__notes__``
-    redacted); ``problem`` is the plain harness error, ``err.problem``; ``exc`` becomes
-    ``__cause__``.
+    redacted); ``problem`` is the plain harness error, ``err.problem`` (whose ``__cause__`` is
+    ``exc``). The drop-in is ``exc`` as the vendor raised it: see ``as_raised``.
     """
     err = cls.__new__(cls)
     state = err.__dict__
@@ -112,16 +122,37 @@ def make_dropin(cls: type[HarnessError], problem: HarnessError, exc: BaseExcepti
     except Exception:  # a vendor ``args`` that is no sequence, or that raises: none kept
         args = ()
     err.args = tuple(redact(a) if isinstance(a, str) else a for a in args)
-    err.__cause__ = exc
+    as_raised(err, exc)
     return err
+
+
+def as_raised(err: BaseException, exc: BaseException) -> None:
+    """Give ``err`` (a drop-in standing for ``exc``) ``exc``'s chain and frames: its
+    ``__cause__``, ``__context__``, ``__suppress_context__`` and traceback.
+
+    The traceback's first entry is the frame that caught ``exc``; it is left out, as that
+    frame adds itself again when it raises ``err`` (raise it outside the ``except`` clause,
+    which would make ``exc`` its ``__context__``).
+    """
+    err.__cause__ = exc.__cause__  # setting it also sets __suppress_context__: set that after
+    err.__context__ = exc.__context__
+    err.__suppress_context__ = exc.__suppress_context__
+    tb = exc.__traceback__
+    err.__traceback__ = tb.tb_next if tb is not None else None
 
 
 def copy_dropin(err: HarnessError) -> HarnessError:
     """A copy of the drop-in ``err`` around a copy of its plain error (``err.problem``):
     setting a harness member on the copy leaves ``err`` and its plain error as they were."""
     new = HarnessError._clone(err)  # the class's own: `err._clone` is the plain error's
-    new.__dict__[_PROBLEM] = _problem(err)._clone()
+    problem = _problem(err)
+    copied = problem._clone()
+    copied.__cause__ = problem.__cause__  # the vendor exception
+    new.__dict__[_PROBLEM] = copied
     new.__cause__ = err.__cause__
+    new.__context__ = err.__context__
+    new.__suppress_context__ = err.__suppress_context__
+    new.__traceback__ = err.__traceback__
     return new
 
 
@@ -248,6 +279,8 @@ def _namespace(harness_cls: type[HarnessError], vendor_cls: type[BaseException])
         if name in vendor:  # the vendor's member, as the vendor's class has it
             found = inspect.getattr_static(vendor_cls, name, _MISSING)
             namespace[name] = _VendorMember(name) if found is _MISSING else found
+        elif name in VENDOR_NAMES:  # the vendor has none: absent, as on its own exception
+            namespace[name] = _VendorMember(name)
         else:
             default = inspect.getattr_static(harness_cls, name, None)
             namespace[name] = _HarnessMember(name, getattr(harness_cls, name, default))

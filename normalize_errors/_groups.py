@@ -127,7 +127,7 @@ _GENERIC: Final = frozenset({"upstream.unavailable", "harness.internal_error"})
 
 def _precedence(item: tuple[int, HarnessError]) -> tuple[bool, bool, int]:
     index, err = item
-    return (err.retryable, err.code in _GENERIC, index)
+    return (err.retryable, err.problem.code in _GENERIC, index)
 
 
 def group(

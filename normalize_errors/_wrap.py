@@ -10,18 +10,27 @@ wrapped too; every method call runs the real method and:
   and ``except UpstreamRateLimitedError`` both catch it). Every member the vendor defines
   (``code``, ``type``, ``status``, ``message``, ``body``, ...) reads as the vendor's, every
   other harness member as the harness's, and ``err.problem`` is the plain harness error.
-  ``wrap(client, dropin=False)`` raises the plain harness error instead. Either way the
-  vendor exception is ``__cause__``;
+  The drop-in is the vendor exception as the vendor raised it: its ``__cause__``,
+  ``__context__``, ``__suppress_context__`` and traceback are the vendor exception's own,
+  and the vendor exception itself is ``err.problem.__cause__``. ``wrap(client,
+  dropin=False)`` raises the plain harness error instead, raised from the vendor exception;
+* on an exception that neither the SDK nor its HTTP transport raised (the application's own,
+  from an event hook or a custom transport; see ``_raised_by_sdk``), re-raises it untouched:
+  the same object;
 * on the result of a *generating* method (see ``GENERATING``), runs ``check()`` (unless
-  turned off) and returns the *same* result object; every other result (``models.get``,
+  turned off) and returns the *same* result object (a raw response of ``with_raw_response``
+  too, parsed at the call to be checked); every other result (``models.get``,
   ``count_tokens``, ``embed_content``, ``conversations.items.retrieve``, lists, files...)
   is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at the end of a generating method's stream, for a failure stop
-  reason. Only a generating method's stream (checked, the default) keeps its chunks: the
-  end-of-stream check folds them all, and an error raised in or at the end of such a stream
-  carries them as ``chunks``. Every other stream (bytes, text, lines, a file's content)
-  keeps nothing: its chunks pass through, and its errors have no ``chunks``.
+  reason. The SDKs' own stream objects (openai's and anthropic's ``Stream``, ``AsyncStream``
+  and their helpers' streams, subclasses included) are returned themselves, watched in place
+  (see ``_watch_in_place``); other iterables are proxied. Only a generating method's stream
+  (checked, the default) keeps its chunks: the end-of-stream check folds them all, and an
+  error raised in or at the end of such a stream carries them as ``chunks``. Every other
+  stream (bytes, text, lines, a file's content) keeps nothing: its chunks pass through, and
+  its errors have no ``chunks``.
 
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
 failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
@@ -45,8 +54,9 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
 from ._dropin import dropin_class, make_dropin
+from ._values import module_of
 from .exceptions import HarnessError
-from .providers import PROVIDERS, provider_of_module
+from .providers import PROVIDERS, provider_of_module, provider_of_type
 
 __all__ = ["normalized", "typed_error", "wrap"]
 
@@ -65,11 +75,13 @@ def typed_error(
 ) -> HarnessError:
     """The typed error for ``exc``, as a drop-in instance of ``type(exc)`` too when possible.
 
-    The result's ``__cause__`` is ``exc``. On the drop-in, every member ``exc``'s class
-    defines reads as ``exc`` has it (``code``, ``type``, ``status``, ``body``, ...), so vendor
-    code and frameworks see the vendor's exception; the other harness members and
-    ``err.problem`` (the plain harness error) give the harness view. With ``dropin=False``
-    the plain harness error is returned. A ``HarnessError`` is returned as it is.
+    On the drop-in, every member ``exc``'s class defines reads as ``exc`` has it (``code``,
+    ``type``, ``status``, ``body``, ...; ``code``, ``type`` and ``status`` are absent where
+    that class has none), and its ``__cause__``, ``__context__``, ``__suppress_context__`` and
+    traceback are ``exc``'s own, so vendor code and frameworks see the vendor's exception;
+    the other harness members and ``err.problem`` (the plain harness error, whose
+    ``__cause__`` is ``exc``) give the harness view. With ``dropin=False`` the plain harness
+    error is returned. A ``HarnessError`` is returned as it is.
     """
     if isinstance(exc, HarnessError):
         return exc
@@ -124,7 +136,17 @@ class _Options:
     results and streams are checked.
     """
 
-    __slots__ = ("_generating", "check", "client", "codes", "dropin", "generating", "provider")
+    __slots__ = (
+        "_generating",
+        "check",
+        "client",
+        "codes",
+        "dropin",
+        "generating",
+        "http",
+        "provider",
+        "sdk",
+    )
 
     def __init__(
         self,
@@ -141,6 +163,11 @@ class _Options:
         self.generating = generating
         self.dropin = dropin
         self._generating: _Options | None = self if generating else None
+        # the wrapped client is an SDK's or an HTTP library's: what neither raised passes
+        # through (see ``_raised_by_sdk``); an HTTP library's results are watched only then
+        library = provider_of_module(getattr(type(client), "__module__", None))
+        self.sdk = library is not None
+        self.http = library == "http"
 
     @property
     def max_attempts(self) -> int | None:
@@ -204,7 +231,8 @@ def _kind(value: Any, from_call: bool) -> int:
         return kind
     module = getattr(cls, "__module__", "") or ""
     root = module.partition(".")[0]
-    sdk = provider_of_module(module) not in (None, "http")
+    # a class of the application's on an SDK's class (a ``Stream`` subclass) is the SDK's kind
+    sdk = any(provider_of_module(k.__module__) not in (None, "http") for k in cls.__mro__)
     if isinstance(value, (_DATA, type)) or value is None:
         kind = _PLAIN
     elif inspect.isgenerator(value):
@@ -235,13 +263,42 @@ def _checked(result: Any, options: _Options, tools: Any) -> Any:
     return result
 
 
-def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> HarnessError:
+_DATA_LAYER: Final = frozenset({"pydantic", "pydantic_core"})
+"""The packages the SDKs build their models with: a frame of theirs is the SDK's doing."""
+
+
+def _raised_by_sdk(exc: BaseException) -> bool:
+    """Whether the SDK or its HTTP transport raised ``exc``: its class is theirs, or the
+    innermost frame of its traceback outside the standard library (and the SDKs' model
+    library, pydantic) is their code. An exception raised by the application's own code
+    (an event hook, a custom transport) is neither's."""
+    if provider_of_type(type(exc)) is not None:
+        return True
+    decisive = None
+    tb = exc.__traceback__
+    while tb is not None:
+        root = module_of(tb.tb_frame).partition(".")[0]
+        if root not in sys.stdlib_module_names and root not in _DATA_LAYER:
+            decisive = tb.tb_frame
+        tb = tb.tb_next
+    return decisive is None or provider_of_module(module_of(decisive)) is not None
+
+
+def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> BaseException:
+    """What to raise for ``exc``: its typed error (a drop-in with ``exc``'s chain and frames,
+    or a plain error whose cause is ``exc``), or ``exc`` itself when the wrapped client is an
+    SDK's and neither the SDK nor its transport raised it. Raise it outside the ``except``
+    clause (or re-raise ``exc`` with a bare ``raise``)."""
+    if options.sdk and not _raised_by_sdk(exc):
+        return exc
     err = typed_error(exc, provider=options.provider, dropin=options.dropin)
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts
     if chunks is not None:
         problem.chunks = chunks
+    if err is not exc and problem is err:  # a plain error: raised from ``exc``
+        err.__cause__ = exc
     return err
 
 
@@ -259,12 +316,61 @@ def _after(
     if kind == _MODEL:
         return _checked(value, options, tools)
     if kind == _STREAM:
-        return _Stream(value, options, tools, owner)
+        if _watch_in_place(value, options, tools, owner):
+            return value
+        return _Stream._ne_make(value, options, tools, owner)
     if kind == _ASTREAM:
-        return _AsyncStream(value, options, tools, owner)
+        if _watch_in_place(value, options, tools, owner):
+            return value
+        return _AsyncStream._ne_make(value, options, tools, owner)
     if kind == _PAGE:
         _checked(value, options, tools)
-    return _Proxy(value, options.child(value))
+    module = getattr(type(value), "__module__", "") or ""
+    if module.partition(".")[0] in ("httpx", "httpx2") and not options.http:
+        return value  # an SDK's call returned an HTTP response (cast_to=httpx.Response)
+    if from_call and _is_raw_response(value):
+        return _raw_checked(value, options, tools)
+    return _Proxy._ne_make(value, options.child(value))
+
+
+def _is_raw_response(value: Any) -> bool:
+    """Whether ``value`` is an SDK's raw response (``with_raw_response``), parsed on demand:
+    it has the HTTP response it came from and a ``parse()``."""
+    return hasattr(value, "http_response") and callable(getattr(type(value), "parse", None))
+
+
+def _raw_checked(value: Any, options: _Options, tools: Any) -> Any:
+    """A raw response, returned as the SDK's; a generating call's is parsed now (the SDK
+    keeps what it parsed: the caller's ``parse()`` gives the same object) and its result
+    checked. A streamed one (its ``parse()`` gives a stream) is not checked; one whose
+    ``parse()`` is a coroutine is checked by ``_araw_checked`` on the async paths."""
+    if not (options.check and options.generating):
+        return value
+    if inspect.iscoroutinefunction(type(value).parse):
+        return value
+    try:
+        parsed = value.parse()
+    except Exception:  # the caller's own parse() raises it, as without wrap()
+        return value
+    if _kind(parsed, True) == _MODEL:
+        _checked(parsed, options, tools)
+    return value
+
+
+async def _araw_checked(value: Any, options: _Options, tools: Any) -> Any:
+    """``_raw_checked`` for the raw response of an async client, whose ``parse()`` is a
+    coroutine (anthropic's ``AsyncAPIResponse``)."""
+    if not (options.check and options.generating):
+        return value
+    if not inspect.iscoroutinefunction(type(value).parse):
+        return _raw_checked(value, options, tools)
+    try:
+        parsed = await value.parse()
+    except Exception:  # the caller's own parse() raises it, as without wrap()
+        return value
+    if _kind(parsed, True) == _MODEL:
+        _checked(parsed, options, tools)
+    return value
 
 
 def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: Any) -> Any:
@@ -273,32 +379,62 @@ def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: A
     stream = value.get("stream", value.get("body"))
     if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, _DATA):
         key = "stream" if "stream" in value else "body"
-        value[key] = _Stream(stream, options, tools, owner)
+        value[key] = _Stream._ne_make(stream, options, tools, owner)
         return value
     return _checked(value, options, tools)
+
+
+class _TargetInit:
+    """``proxy.__init__``: the target's own (``inspect.signature`` reads the client's). A
+    proxy is made by ``_Proxy.make``, never by calling its class."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return object.__init__
+        return obj._ne_target.__init__
+
+
+class _TargetDict:
+    """``proxy.__dict__`` and ``vars(proxy)``: the target's own namespace."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return vars(obj._ne_target)
 
 
 class _Proxy:
     """Stands in for an SDK object: forwards everything, wraps what comes out."""
 
-    # Wrapped resources and methods are cached in the instance __dict__, so a second
+    # Wrapped resources and methods are kept in ``_ne_cache``, so a second
     # ``client.chat.completions.create`` never reaches __getattr__.
-    __slots__ = ("__dict__", "__weakref__", "_ne_options", "_ne_target")
+    __slots__ = ("__weakref__", "_ne_cache", "_ne_options", "_ne_target")
 
-    def __init__(self, target: Any, options: _Options) -> None:
-        object.__setattr__(self, "_ne_target", target)
-        object.__setattr__(self, "_ne_options", options)
+    __init__ = _TargetInit()
+    __dict__ = _TargetDict()
+
+    @classmethod
+    def _ne_make(cls, target: Any, options: _Options) -> Any:
+        """A proxy of ``target``."""
+        proxy = object.__new__(cls)
+        object.__setattr__(proxy, "_ne_target", target)
+        object.__setattr__(proxy, "_ne_options", options)
+        object.__setattr__(proxy, "_ne_cache", {})
+        return proxy
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(proxy, openai.OpenAI) holds
         return type(self._ne_target)
 
     def __getattr__(self, name: str) -> Any:
-        # A proxy made without __init__ would recurse here for ever; none is made (copies go
+        # A proxy made without ``_ne_make`` would recurse here for ever; none is made (copies go
         # through __copy__, and pickling a proxy fails before it builds one).
         if name.startswith("_ne_"):  # pragma: no cover
             raise AttributeError(name)
-        cache = self.__dict__
+        cache = self._ne_cache
+        found = cache.get(name)
+        if found is not None:
+            return found
         target = self._ne_target
         value = getattr(target, name)
         if name.startswith("_"):
@@ -317,11 +453,11 @@ class _Proxy:
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._ne_target, name, value)
-        self.__dict__.pop(name, None)
+        self._ne_cache.pop(name, None)
 
     def __delattr__(self, name: str) -> None:
         delattr(self._ne_target, name)
-        self.__dict__.pop(name, None)
+        self._ne_cache.pop(name, None)
 
     def __dir__(self) -> Iterable[str]:
         return dir(self._ne_target)
@@ -340,25 +476,41 @@ class _Proxy:
         options = proxy._ne_options
         if options.client is proxy._ne_target:
             options = options._same(target, options.generating)
-        return _Proxy(target, options)
+        return _Proxy._ne_make(target, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         options = self._ne_options
         try:
             result = self._ne_target(*args, **kwargs)
         except Exception as exc:
-            raise _fail(exc, options) from exc
-        return _after(result, options, _tools(kwargs))
+            failure = _fail(exc, options)
+            if failure is exc:
+                raise
+        else:
+            return _after(result, options, _tools(kwargs))
+        raise failure
 
     def __enter__(self) -> Any:
         options = self._ne_options
         try:
             entered = self._ne_target.__enter__()
         except Exception as exc:
-            raise _fail(exc, options) from exc
+            failure = _fail(exc, options)
+            if failure is exc:
+                raise
+        else:
+            return self._ne_entered(entered)
+        raise failure
+
+    def _ne_entered(self, entered: Any) -> Any:
+        """What entering the target gave, as ``with`` gives it: this proxy for the target
+        itself; a streamed raw response (``with_streaming_response``) as the SDK's, its body
+        the caller's to read."""
         if entered is self._ne_target:
             return self
-        return _after(entered, options, None)
+        if _is_raw_response(entered):
+            return entered
+        return _after(entered, self._ne_options, None)
 
     def __exit__(self, *exc_info: Any) -> Any:
         return self._ne_target.__exit__(*exc_info)
@@ -368,19 +520,22 @@ class _Proxy:
         try:
             entered = await self._ne_target.__aenter__()
         except Exception as exc:
-            raise _fail(exc, options) from exc
-        if entered is self._ne_target:
-            return self
-        return _after(entered, options, None)
+            failure = _fail(exc, options)
+            if failure is exc:
+                raise
+        else:
+            return self._ne_entered(entered)
+        raise failure
 
     async def __aexit__(self, *exc_info: Any) -> Any:
         return await self._ne_target.__aexit__(*exc_info)
 
     def __iter__(self) -> Any:
-        return _Stream(iter(self._ne_target), self._ne_options, None, self._ne_target)
+        return _Stream._ne_make(iter(self._ne_target), self._ne_options, None, self._ne_target)
 
     def __aiter__(self) -> Any:
-        return _AsyncStream(self._ne_target.__aiter__(), self._ne_options, None, self._ne_target)
+        target = self._ne_target
+        return _AsyncStream._ne_make(target.__aiter__(), self._ne_options, None, target)
 
 
 def _tools(kwargs: dict[str, Any]) -> Any:
@@ -459,8 +614,14 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
             try:
                 result = await _as_caller(sys._getframe(1))(method, args, kwargs)
             except Exception as exc:
-                raise _fail(exc, options) from exc
-            return _after(result, options, _tools(kwargs), owner)
+                failure = _fail(exc, options)
+                if failure is exc:
+                    raise
+            else:
+                if _is_raw_response(result):
+                    return await _araw_checked(result, options, _tools(kwargs))
+                return _after(result, options, _tools(kwargs), owner)
+            raise failure
 
         return acall
 
@@ -469,10 +630,14 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
         try:
             result = _as_caller(sys._getframe(1))(method, args, kwargs)
         except Exception as exc:
-            raise _fail(exc, options) from exc
-        if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-            return _awaited(result, options, _tools(kwargs), owner)
-        return _after(result, options, _tools(kwargs), owner)
+            failure = _fail(exc, options)
+            if failure is exc:
+                raise
+        else:
+            if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
+                return _awaited(result, options, _tools(kwargs), owner)
+            return _after(result, options, _tools(kwargs), owner)
+        raise failure
 
     return call
 
@@ -481,8 +646,14 @@ async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) ->
     try:
         result = await awaitable
     except Exception as exc:
-        raise _fail(exc, options) from exc
-    return _after(result, options, tools, owner)
+        failure = _fail(exc, options)
+        if failure is exc:
+            raise
+    else:
+        if _is_raw_response(result):
+            return await _araw_checked(result, options, tools)
+        return _after(result, options, tools, owner)
+    raise failure
 
 
 def _stream_problem(
@@ -517,21 +688,115 @@ def _selected(err: HarnessError | None, options: _Options) -> HarnessError | Non
     return err
 
 
-class _StreamState(_Proxy):
-    """What a wrapped stream keeps: the tools offered, who made it and, for a checked
+class _Watch:
+    """What a watched stream keeps: the tools offered, who made it and, for a checked
     generating stream only, the chunks so far (``None`` for every other stream: a byte,
     text or line stream holds none of what it yielded)."""
 
-    __slots__ = ("_ne_chunks", "_ne_done", "_ne_iter", "_ne_owner", "_ne_tools")
+    __slots__ = ("chunks", "done", "options", "owner", "tools")
 
-    def __init__(self, target: Any, options: _Options, tools: Any, owner: Any) -> None:
-        super().__init__(target, options)
-        object.__setattr__(self, "_ne_tools", tools)
-        object.__setattr__(self, "_ne_owner", owner)
-        kept: list[Any] | None = [] if options.check and options.generating else None
-        object.__setattr__(self, "_ne_chunks", kept)
-        object.__setattr__(self, "_ne_iter", None)
-        object.__setattr__(self, "_ne_done", False)
+    def __init__(self, options: _Options, tools: Any, owner: Any) -> None:
+        self.options = options
+        self.tools = tools
+        self.owner = owner
+        self.chunks: list[Any] | None = [] if options.check and options.generating else None
+        self.done = False
+
+    def kept(self, chunk: Any) -> Any:
+        if self.chunks is not None:
+            self.chunks.append(chunk)
+        return chunk
+
+    def ended(self, target: Any) -> HarnessError | None:
+        """The failure the end of the stream means, the first time it ends."""
+        if self.done:
+            return None
+        self.done = True
+        err = _stream_problem(target, self.owner, self.chunks, self.options, self.tools)
+        if err is not None:
+            err.chunks = self.chunks
+        return err
+
+
+def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> bool:
+    """Watch an SDK stream (openai's and anthropic's ``Stream``, ``AsyncStream`` and their
+    helpers' streams) in place: its iteration runs through the generator in its own
+    ``_iterator``, which is replaced by one yielding the same chunks and typing its errors.
+    The stream stays the SDK's object: ``type()``, ``next()``, a subclass's methods and every
+    member are its own. ``False`` for a stream of any other shape (then it is proxied)."""
+    inner = vars(stream).get("_iterator") if hasattr(stream, "__dict__") else None
+    if getattr(inner, "gi_code", None) is _watched.__code__:
+        return True  # watched already (the same stream read twice)
+    if getattr(inner, "ag_code", None) is _awatched.__code__:
+        return True
+    watch = _Watch(options, tools, owner)
+    if inspect.isgenerator(inner):
+        stream._iterator = _watched(stream, inner, watch)
+        return True
+    if inspect.isasyncgen(inner):
+        stream._iterator = _awatched(stream, inner, watch)
+        return True
+    return False
+
+
+def _watched(stream: Any, inner: Any, watch: _Watch) -> Any:
+    """The chunks of ``inner`` (``stream``'s own generator), its errors typed, the end
+    checked."""
+    while True:
+        try:
+            chunk = next(inner)
+        except StopIteration:
+            break
+        except Exception as exc:
+            failure = _fail(exc, watch.options, watch.chunks)
+            if failure is exc:
+                raise
+        else:
+            yield watch.kept(chunk)
+            continue
+        raise failure
+    err = watch.ended(stream)
+    if err is not None:
+        raise err
+
+
+async def _awatched(stream: Any, inner: Any, watch: _Watch) -> Any:
+    """The asynchronous twin of ``_watched``."""
+    while True:
+        try:
+            chunk = await inner.__anext__()
+        except StopAsyncIteration:
+            break
+        except Exception as exc:
+            failure = _fail(exc, watch.options, watch.chunks)
+            if failure is exc:
+                raise
+        else:
+            yield watch.kept(chunk)
+            continue
+        raise failure
+    err = watch.ended(stream)
+    if err is not None:
+        raise err
+
+
+class _StreamState(_Proxy):
+    """A proxied stream (a generator, or an object whose iteration the wrapper cannot watch
+    in place) and its ``_Watch``."""
+
+    __slots__ = ("_ne_iter", "_ne_watch")
+
+    @classmethod
+    def _ne_make(cls, target: Any, options: _Options, tools: Any = None, owner: Any = None) -> Any:
+        proxy = super()._ne_make(target, options)
+        object.__setattr__(proxy, "_ne_watch", _Watch(options, tools, owner))
+        object.__setattr__(proxy, "_ne_iter", None)
+        return proxy
+
+    @property
+    def _ne_chunks(self) -> list[Any] | None:
+        chunks: list[Any] | None = self._ne_watch.chunks
+        return chunks
 
 
 class _Stream(_StreamState):
@@ -543,46 +808,35 @@ class _Stream(_StreamState):
         return self
 
     def __next__(self) -> Any:
+        watch: _Watch = self._ne_watch
         iterator = self._ne_iter
         if iterator is None:
-            try:
-                iterator = iter(self._ne_target)
             # iter() of a generator or an SDK stream (its __iter__ is a generator) cannot fail
-            except Exception as exc:  # pragma: no cover
-                raise _fail(exc, self._ne_options) from exc
+            iterator = iter(self._ne_target)
             object.__setattr__(self, "_ne_iter", iterator)
         try:
             chunk = next(iterator)
         except StopIteration:
-            self._ne_finish()
-            raise
+            err = watch.ended(self._ne_target)
+            if err is None:
+                raise
         except Exception as exc:
-            raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        chunks = self._ne_chunks
-        if chunks is not None:
-            chunks.append(chunk)
-        return chunk
-
-    def _ne_finish(self) -> None:
-        if self._ne_done:
-            return
-        object.__setattr__(self, "_ne_done", True)
-        err = _stream_problem(
-            self._ne_target, self._ne_owner, self._ne_chunks, self._ne_options, self._ne_tools
-        )
+            failure = _fail(exc, watch.options, watch.chunks)
+            if failure is exc:
+                raise
+            err = None
+        else:
+            return watch.kept(chunk)
         if err is not None:
-            err.chunks = self._ne_chunks
             raise err
+        raise failure
 
     def __enter__(self) -> Any:
         enter = getattr(self._ne_target, "__enter__", None)
         # A generator stream has no __enter__ (no code that runs unwrapped enters one), and
         # the SDK streams' __enter__ returns the stream: it has nothing to fail on.
         if enter is not None:  # pragma: no branch
-            try:
-                enter()
-            except Exception as exc:  # pragma: no cover
-                raise _fail(exc, self._ne_options) from exc
+            enter()
         return self
 
     def __exit__(self, *exc_info: Any) -> Any:
@@ -599,45 +853,34 @@ class _AsyncStream(_StreamState):
         return self
 
     async def __anext__(self) -> Any:
+        watch: _Watch = self._ne_watch
         iterator = self._ne_iter
         if iterator is None:
-            try:
-                iterator = self._ne_target.__aiter__()
             # the SDKs' __aiter__ are async generators (or return self): they cannot fail
-            except Exception as exc:  # pragma: no cover
-                raise _fail(exc, self._ne_options) from exc
+            iterator = self._ne_target.__aiter__()
             object.__setattr__(self, "_ne_iter", iterator)
         try:
             chunk = await iterator.__anext__()
         except StopAsyncIteration:
-            if not self._ne_done:
-                object.__setattr__(self, "_ne_done", True)
-                err = _stream_problem(
-                    self._ne_target,
-                    self._ne_owner,
-                    self._ne_chunks,
-                    self._ne_options,
-                    self._ne_tools,
-                )
-                if err is not None:
-                    err.chunks = self._ne_chunks
-                    raise err from None
-            raise
+            err = watch.ended(self._ne_target)
+            if err is None:
+                raise
         except Exception as exc:
-            raise _fail(exc, self._ne_options, self._ne_chunks) from exc
-        chunks = self._ne_chunks
-        if chunks is not None:
-            chunks.append(chunk)
-        return chunk
+            failure = _fail(exc, watch.options, watch.chunks)
+            if failure is exc:
+                raise
+            err = None
+        else:
+            return watch.kept(chunk)
+        if err is not None:
+            raise err
+        raise failure
 
     async def __aenter__(self) -> Any:
         enter = getattr(self._ne_target, "__aenter__", None)
         # as in _Stream.__enter__: no code enters an async generator; the SDKs' return self
         if enter is not None:  # pragma: no branch
-            try:
-                await enter()
-            except Exception as exc:  # pragma: no cover
-                raise _fail(exc, self._ne_options) from exc
+            await enter()
         return self
 
     async def __aexit__(self, *exc_info: Any) -> Any:
@@ -678,7 +921,7 @@ def wrap(
         ``isinstance`` checks against the client's class hold.
     """
     options = _Options(provider, check, client, dropin=dropin)
-    return cast("_T", _Proxy(client, options))
+    return cast("_T", _Proxy._ne_make(client, options))
 
 
 def _generating_method(func: Any) -> bool:
@@ -702,6 +945,16 @@ def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> Har
     return err
 
 
+def _typed(exc: Exception, provider: str | None, dropin: bool, model_output: bool) -> HarnessError:
+    """``typed_error(exc)``, ready to raise: a drop-in carries ``exc``'s own chain and
+    frames, a plain error has ``exc`` as its cause. Raise it outside the ``except`` clause,
+    which would make ``exc`` its ``__context__``."""
+    err = typed_error(exc, provider=provider, dropin=dropin, model_output=model_output)
+    if err.problem is err:
+        err.__cause__ = exc
+    return err
+
+
 class _Normalizer:
     """``normalized()``: a context manager and decorator that types exceptions."""
 
@@ -714,10 +967,10 @@ class _Normalizer:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        # raised while ``exc`` is handled: ``exc`` becomes its __context__ (shown only when
+        # the vendor's exception had no cause and did not suppress its context)
         if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
-            raise typed_error(
-                exc, provider=self.provider, dropin=self.dropin, model_output=self.model_output
-            ) from exc
+            raise _typed(exc, self.provider, self.dropin, self.model_output)
 
     async def __aenter__(self) -> _Normalizer:
         return self
@@ -738,9 +991,11 @@ class _Normalizer:
         except HarnessError:
             raise
         except Exception as exc:
-            raise typed_error(
-                exc, provider=self.provider, dropin=self.dropin, model_output=self.model_output
-            ) from exc
+            err: HarnessError | None = _typed(exc, self.provider, self.dropin, self.model_output)
+        else:
+            err = None
+        if err is not None:
+            raise err
         if sdk_call and isinstance(result, (str, bytes)):
             raise _not_an_answer(result, self.provider, getattr(func, "__self__", None))
         return result
@@ -756,9 +1011,8 @@ class _Normalizer:
                 except HarnessError:
                     raise
                 except Exception as exc:
-                    raise typed_error(
-                        exc, provider=provider, dropin=dropin, model_output=model_output
-                    ) from exc
+                    err = _typed(exc, provider, dropin, model_output)
+                raise err
 
             return cast("_F", generate)
         if inspect.isasyncgenfunction(func):
@@ -802,9 +1056,11 @@ class _Normalizer:
             except HarnessError:
                 raise
             except Exception as exc:
-                raise typed_error(
-                    exc, provider=provider, dropin=dropin, model_output=model_output
-                ) from exc
+                err: HarnessError | None = _typed(exc, provider, dropin, model_output)
+            else:
+                err = None
+            if err is not None:
+                raise err
             if inspect.iscoroutine(result):  # an async SDK method is a plain function
                 return self._awaited(lambda: result, sdk_call, func)
             if sdk_call and isinstance(result, (str, bytes)):
@@ -824,7 +1080,8 @@ async def _typed_step(
     except (StopAsyncIteration, HarnessError):
         raise
     except Exception as exc:
-        raise typed_error(exc, provider=provider, dropin=dropin, model_output=model_output) from exc
+        err = _typed(exc, provider, dropin, model_output)
+    raise err
 
 
 @overload

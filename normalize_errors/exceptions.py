@@ -384,8 +384,9 @@ class HarnessError(Exception):
         """The plain harness error: this error itself, or the harness side of a drop-in.
 
         On a drop-in raised through ``wrap()`` (an instance of the vendor's class too), the
-        vendor's members keep the vendor's meaning (``err.code`` is the vendor's code);
-        ``err.problem.code`` is the harness code on every error.
+        vendor's members keep the vendor's meaning (``err.code`` is the vendor's code, and
+        raises ``AttributeError`` where the vendor's class has none, as do ``type`` and
+        ``status``); ``err.problem.code`` is the harness code on every error.
         """
         return self
 

@@ -200,8 +200,7 @@ def _exhausted(errors: list[HarnessError], max_attempts: int) -> HarnessError:
         top.attempts = len(errors)
         top.max_attempts = max_attempts
         top.causes = _others(top, [*last.causes, *earlier])
-        top.__cause__ = last.__cause__
-        return top
+        return top  # with the vendor exception's own chain, as the copy of a drop-in has it
     else:
         top = last._clone()
         top.attempts = len(errors)
@@ -252,7 +251,9 @@ class HarnessRetrying(tenacity.Retrying):
                 except Exception as exc:
                     err = _failed(exc, errors, self.idempotent)
                     frame.failed(err)
-                    raise err from err.__cause__
+                    if err is exc:  # a drop-in from wrap(): as it was raised
+                        raise
+                    raise err from err.problem.__cause__
 
         try:
             return super().__call__(one, *args, **kwargs)
@@ -260,6 +261,8 @@ class HarnessRetrying(tenacity.Retrying):
             if run.error is not None:
                 raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
+            if top.problem is not top:  # a drop-in: its cause is the vendor exception's own
+                raise top  # noqa: B904
             raise top from top.__cause__
         finally:
             _RUN.reset(token)
@@ -287,7 +290,9 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
                 except Exception as exc:
                     err = _failed(exc, errors, self.idempotent)
                     frame.failed(err)
-                    raise err from err.__cause__
+                    if err is exc:  # a drop-in from wrap(): as it was raised
+                        raise
+                    raise err from err.problem.__cause__
 
         try:
             result: _T = await super().__call__(one, *args, **kwargs)
@@ -295,6 +300,8 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
             if run.error is not None:
                 raise run.error from errors[-1] if errors else None
             top = _exhausted(errors, self.max_attempts)
+            if top.problem is not top:  # a drop-in: its cause is the vendor exception's own
+                raise top  # noqa: B904
             raise top from top.__cause__
         finally:
             _RUN.reset(token)

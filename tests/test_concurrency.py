@@ -61,8 +61,8 @@ def check(case: str, request_id: str, err: HarnessError) -> None:
     assert err.upstream["request_id"] == request_id
     vendor: type = openai.APIStatusError
     assert isinstance(err, vendor)
-    assert err.__cause__ is not None
-    assert getattr(err.__cause__, "request_id", None) == request_id
+    assert err.problem.__cause__ is not None
+    assert getattr(err.problem.__cause__, "request_id", None) == request_id
 
 
 def test_many_threads_share_one_wrapped_client() -> None:

@@ -29,7 +29,7 @@ from normalize_errors import (
     redact,
     wrap,
 )
-from normalize_errors._dropin import dropin_class, make_dropin
+from normalize_errors._dropin import VENDOR_NAMES, dropin_class, make_dropin
 from normalize_errors._wrap import typed_error
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
@@ -79,7 +79,9 @@ def assert_vendor_view(err: HarnessError, raw: BaseException) -> list[str]:
     """Every member the vendor defines reads on ``err`` as on ``raw``; returns the clashes."""
     vendor = type(raw)
     assert isinstance(err, vendor)
-    assert err.__cause__ is raw
+    assert err.problem.__cause__ is raw  # the vendor exception
+    assert err.__cause__ is raw.__cause__  # its own chain, as the vendor raised it
+    assert err.__suppress_context__ == raw.__suppress_context__
     members = vendor_members(vendor, raw)
     for name in sorted(members):
         assert read(err, name) == read(raw, name), name
@@ -106,8 +108,28 @@ def assert_harness_view(err: HarnessError, raw: BaseException) -> None:
     assert err == problem
     assert hash(err) == hash(problem)
     clashing = vendor_members(type(raw), raw)
-    for name in sorted(HARNESS - clashing - set(HARNESS_ONLY)):
+    for name in sorted(HARNESS - clashing - set(HARNESS_ONLY) - VENDOR_NAMES):
         assert read(err, name) == read(problem, name), name
+    assert_one_meaning(err, raw)
+
+
+def assert_one_meaning(err: HarnessError, raw: BaseException) -> None:
+    """The rule of one meaning per name: ``code``, ``type`` and ``status`` read on the drop-in
+    as on the vendor's exception (absent where its class has none); the harness's are
+    ``err.problem``'s; every other harness member is the harness's unless the vendor's
+    class defines it."""
+    for name in sorted(VENDOR_NAMES):
+        assert read(err, name) == read(raw, name), name
+        if not hasattr(raw, name):
+            with pytest.raises(AttributeError):
+                getattr(err, name)
+    problem = err.problem
+    assert problem.code == err.problem.to_dict()["code"]
+    assert problem.type == problem.to_dict()["type"]
+    clashing = vendor_members(type(raw), raw)
+    for name in ("retryable", "retry_after", "advice", "upstream", "detail", "title"):
+        if name not in clashing:
+            assert read(err, name) == read(problem, name), name
 
 
 def assert_pickles(err: HarnessError) -> None:
@@ -138,8 +160,8 @@ def test_cassette_drop_ins_read_as_the_vendor_exception(path: Path) -> None:
         return
     err = run(scenario, prepare=wrap).exception
     assert isinstance(err, HarnessError), err
-    assert isinstance(err.__cause__, type(raw))
-    raw = err.__cause__  # the same response, as the vendor raised it inside wrap()
+    assert isinstance(err.problem.__cause__, type(raw))
+    raw = err.problem.__cause__  # the same response, as the vendor raised it inside wrap()
     clashes = assert_vendor_view(err, raw)
     assert_harness_view(err, raw)
     assert_pickles(err)
@@ -502,3 +524,37 @@ def test_an_exception_group_raised_through_normalized_gives_a_typed_error() -> N
         raise group
     assert raised.value.code == "upstream.unavailable"
     assert raised.value.__cause__ is group
+
+
+# -- one meaning per name (issue 24) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cassette",
+    [
+        "openai/insufficient_quota_429",
+        "anthropic/rate_limit_429",
+        "google/rate_limit_free_tier_per_minute_429",
+    ],
+)
+def test_code_type_and_status_are_the_vendors_on_every_drop_in(cassette: str) -> None:
+    """``err.code``/``type``/``status`` read as the vendor's exception has them (absent where
+    its class has none: anthropic's ``code``, openai's ``status``); ``err.problem`` has the
+    harness's; the other harness members are the harness's."""
+    scenario = load(shipped() / f"{cassette}.yaml")
+    needed(scenario)
+    raw = run(scenario).exception
+    err = run(scenario, prepare=wrap).exception
+    assert raw is not None
+    assert isinstance(err, HarnessError)
+    for name in sorted(VENDOR_NAMES):
+        if hasattr(raw, name):
+            assert getattr(err, name) == getattr(raw, name), name
+        else:
+            with pytest.raises(AttributeError):
+                getattr(err, name)
+    assert err.problem.code == "upstream.rate_limited"
+    assert err.problem.type == err.problem.to_dict()["type"]  # the problem type URI
+    assert err.retryable == err.problem.retryable
+    assert err.advice == err.problem.advice
+    assert err.upstream == err.problem.upstream

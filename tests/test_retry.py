@@ -175,6 +175,9 @@ def test_around_a_wrapped_client_the_drop_in_error_comes_out() -> None:
     assert is_instance(err, openai.InternalServerError)
     assert isinstance(err, HarnessError)
     assert (err.attempts, err.max_attempts, served.requests) == (2, 2, 2)
+    assert isinstance(err.problem.__cause__, openai.InternalServerError)  # the vendor's
+    assert err.__cause__ is None  # the vendor exception's own cause (raised `from None`)
+    assert err.__suppress_context__
 
 
 def test_async_retrying_around_the_async_client() -> None:

@@ -246,7 +246,7 @@ def test_openai_chat_stream_error_frames(frame: Frame) -> None:
     err = raised(consume)
     assert isinstance(err, HarnessError)
     assert is_instance(err, openai.APIError)  # a drop-in: except openai.APIError still works
-    check_openai_vendor_error(err.__cause__, frame)  # type: ignore[arg-type]
+    check_openai_vendor_error(err.problem.__cause__, frame)  # type: ignore[arg-type]
     check_error(err.problem, frame, "openai")
     assert len(seen) == 2
     assert err.problem.chunks == seen
@@ -625,8 +625,8 @@ def test_bedrock_exception_frames(operation: str, frame: BedrockFrame) -> None:
     serve(real, frames)
     err = raised(lambda: consume(wrap(real)))
     assert isinstance(err, HarnessError)
-    assert type(err.__cause__).__name__ == "EventStreamError"
-    assert isinstance(err, type(err.__cause__))  # a drop-in
+    assert type(err.problem.__cause__).__name__ == "EventStreamError"
+    assert isinstance(err, type(err.problem.__cause__))  # a drop-in
     problem = valid(err.problem)
     assert (problem.code, problem.retryable) == (code, retryable)
     expected = {"code": kind, "message": message, "operation": name, "in_stream": True}

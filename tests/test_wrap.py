@@ -58,7 +58,9 @@ def test_cassettes_through_a_wrapped_client(path: Path, mode: str) -> None:
     if plain.exception is not None:
         vendor = type(plain.exception)
         assert isinstance(err, vendor)  # `except openai.RateLimitError:` still catches it
-        assert type(err.__cause__) is vendor
+        assert type(err.problem.__cause__) is vendor  # the vendor exception itself
+        assert type(err.__cause__) is type(plain.exception.__cause__)  # its own cause
+        assert err.__suppress_context__ == plain.exception.__suppress_context__
         for name in ("status_code", "request_id", "body", "response"):
             if hasattr(plain.exception, name):
                 assert hasattr(err, name), name
@@ -315,7 +317,7 @@ def test_normalized_as_a_context_manager() -> None:
     """Exceptions inside become typed drop-ins; harness errors and cancellation pass."""
     with pytest.raises(UpstreamOverloadedError) as info, normalized():
         raise _overloaded()
-    assert isinstance(info.value.__cause__, openai.InternalServerError)
+    assert isinstance(info.value.problem.__cause__, openai.InternalServerError)
     with pytest.raises(HarnessInternalError) as bug, normalized():
         raise KeyError("x")
     assert isinstance(bug.value, KeyError)
@@ -350,7 +352,7 @@ def test_normalized_as_a_decorator_sync_and_async() -> None:
     with pytest.raises(TimeoutError) as info:
         asyncio.run(later())
     assert isinstance(info.value, HarnessError)
-    assert info.value.code == "upstream.unavailable"
+    assert info.value.problem.code == "upstream.unavailable"
 
     async def block() -> None:
         async with normalized():
@@ -445,8 +447,8 @@ def test_a_wrapped_callable_raises_typed_errors_and_checks_its_result() -> None:
     wrapped = wrap(call)
     with pytest.raises(HarnessError) as caught:
         wrapped("fail")
-    assert caught.value.code == "upstream.unavailable"
-    assert isinstance(caught.value.__cause__, TimeoutError)
+    assert caught.value.problem.code == "upstream.unavailable"
+    assert isinstance(caught.value.problem.__cause__, TimeoutError)
     assert wrapped("ok") is answer
 
 
@@ -548,7 +550,7 @@ def test_iterating_a_wrapped_object_types_its_errors_and_keeps_no_chunks() -> No
     with pytest.raises(UpstreamUnavailableError) as info:
         list(wrap(Feed()))
     assert info.value.chunks is None
-    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert isinstance(info.value.problem.__cause__, ConnectionResetError)
 
     async def drain() -> list[Any]:
         return [x async for x in wrap(Feed())]
@@ -721,7 +723,7 @@ def test_normalized_async_generator_under_asynccontextmanager_runs_its_rollback(
 
     with pytest.raises(UpstreamUnavailableError) as info:
         asyncio.run(failing())
-    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert isinstance(info.value.problem.__cause__, ConnectionResetError)
     assert log == ["begin", "rollback", "finally"]
     log.clear()
     asyncio.run(passing())
@@ -801,7 +803,7 @@ def test_normalized_generator_forwards_send_throw_and_close() -> None:
 
     with pytest.raises(UpstreamUnavailableError) as info, transaction():
         raise ConnectionResetError("peer reset the connection")
-    assert isinstance(info.value.__cause__, ConnectionResetError)
+    assert isinstance(info.value.problem.__cause__, ConnectionResetError)
     assert log[-1] == "rollback"
 
 
@@ -848,3 +850,309 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
     assert sum(ref() is not None for ref in alive) == 0
     if warns:
         assert len(_wrap._AS_CALLER) == 50  # the copies stay, holding no namespace
+
+
+# -- drop-ins as the vendor raised them, results as the SDK returned them (issue 24) -----------
+
+
+def transport_client(handler: Callable[[Any], Any], **kwargs: Any) -> Any:
+    """A real OpenAI client (no retries) whose transport is ``handler``."""
+    httpx = http_library("openai")
+    http_client = httpx.Client(transport=httpx.MockTransport(handler), **kwargs)
+    return openai.OpenAI(api_key="sk-test", http_client=http_client, max_retries=0)
+
+
+def _raised(call: Callable[[], Any]) -> BaseException:
+    try:
+        call()
+    except BaseException as exc:
+        return exc
+    raise AssertionError("nothing was raised")
+
+
+def _frames(exc: BaseException) -> list[str]:
+    names = []
+    tb = exc.__traceback__
+    while tb is not None:
+        names.append(f"{tb.tb_frame.f_code.co_filename}:{tb.tb_frame.f_code.co_name}")
+        tb = tb.tb_next
+    return names
+
+
+def test_a_drop_in_has_the_vendor_exceptions_cause_context_and_frames() -> None:
+    """Defect 1: ``__cause__`` is the transport's ConnectError, as on the vendor exception;
+    the vendor exception is ``err.problem.__cause__``; the SDK's frames are in the traceback."""
+    httpx = http_library("openai")
+
+    def refuse(request: Any) -> Any:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    def call(client: Any) -> Callable[[], Any]:
+        return lambda: client.chat.completions.create(model="m", messages=MESSAGES)
+
+    plain = _raised(call(transport_client(refuse)))
+    err = _raised(call(wrap(transport_client(refuse))))
+    assert isinstance(plain, openai.APIConnectionError)
+    assert is_instance(err, openai.APIConnectionError)
+    assert isinstance(err, HarnessError)
+    assert type(err.__cause__) is type(plain.__cause__) is httpx.ConnectError
+    assert err.__suppress_context__ == plain.__suppress_context__
+    assert type(err.__context__) is type(plain.__context__)
+    assert type(err.problem.__cause__) is openai.APIConnectionError
+    sdk = [f for f in _frames(plain) if "/openai/" in f]
+    assert sdk
+    assert [f for f in _frames(err) if "/openai/" in f] == sdk
+
+
+def test_a_response_validation_drop_in_keeps_pydantics_error_as_cause() -> None:
+    """Defect 1: under APIResponseValidationError the cause is pydantic's ValidationError."""
+    import pydantic
+
+    def bad(request: Any) -> tuple[int, bytes, str]:
+        return 200, json.dumps({"id": 1, "choices": "none"}).encode(), "application/json"
+
+    def call(client: Any) -> Callable[[], Any]:
+        return lambda: client.chat.completions.create(model="m", messages=MESSAGES)
+
+    plain = _raised(call(openai_client(bad, _strict_response_validation=True)))
+    err = _raised(call(wrap(openai_client(bad, _strict_response_validation=True))))
+    assert isinstance(plain, openai.APIResponseValidationError)
+    assert isinstance(plain.__cause__, pydantic.ValidationError)
+    assert is_instance(err, openai.APIResponseValidationError)
+    assert isinstance(err, HarnessError)
+    assert type(err.__cause__) is type(plain.__cause__)
+    assert err.__suppress_context__ == plain.__suppress_context__
+    assert type(err.problem.__cause__) is openai.APIResponseValidationError
+
+
+def test_an_applications_own_exception_passes_through_as_the_same_object() -> None:
+    """Defect 2: an exception of the application's (an event hook's, a custom transport's)
+    comes out of a wrapped call as the very object raised."""
+    app = RuntimeError("the hook refused")
+
+    def hook(request: Any) -> None:
+        raise app
+
+    hooked = wrap(transport_client(ok, event_hooks={"request": [hook]}))
+    assert _raised(lambda: hooked.chat.completions.create(model="m", messages=MESSAGES)) is app
+
+    broken = OSError("the disk is full")
+
+    def transport(request: Any) -> Any:
+        raise broken
+
+    client = wrap(transport_client(transport))
+    assert _raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES)) is broken
+
+
+def test_results_come_back_as_the_sdk_returned_them() -> None:
+    """Defect 3: a response cast to the HTTP library's class, and a raw response, are the
+    SDK's own objects, not proxies."""
+    httpx = http_library("openai")
+    plain = openai_client(ok)
+    client = wrap(openai_client(ok))
+    response = client.post("/chat/completions", body={}, cast_to=httpx.Response)
+    assert type(response) is httpx.Response
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
+    assert type(raw) is type(
+        plain.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
+    )
+    assert raw.parse().choices[0].message.content == "Hi"
+
+
+def test_a_raw_response_of_a_generating_call_is_still_checked() -> None:
+    """The raw response is the SDK's; a failure stop reason in what it parses still raises."""
+    client = wrap(openai_client(truncated))
+    with pytest.raises(OutputTruncatedError):
+        client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
+    raw = wrap(openai_client(truncated), check=False).chat.completions.with_raw_response.create(
+        model="m", messages=MESSAGES
+    )
+    assert raw.parse().choices[0].finish_reason == "length"
+
+
+def test_init_signature_vars_and_dict_are_the_clients() -> None:
+    """Defects 4 and 5: ``__init__``, its signature, ``vars()`` and ``__dict__`` are the
+    client's own."""
+    import inspect
+
+    import anthropic
+
+    client = openai_client(ok)
+    wrapped = wrap(client)
+    assert inspect.signature(wrapped.__init__) == inspect.signature(client.__init__)
+    assert vars(wrapped) is vars(client)
+    assert wrapped.__dict__ is client.__dict__
+    claude = anthropic.Anthropic(api_key="k")
+    w = wrap(claude)
+    w.copy  # noqa: B018 - reading a method must leave no trace in vars()
+    w.messages  # noqa: B018
+    assert vars(w) is vars(claude)
+    assert "copy" not in vars(w)
+
+
+class MyStream(openai.Stream[Any]):
+    """A stream class of the application's, on the SDK's Stream."""
+
+
+def test_a_stream_subclass_keeps_next_type_and_iteration() -> None:
+    """Defect 6: a stream of a subclass of the SDK's Stream is that class, and next() works."""
+    client = wrap(openai_client(ok))
+    stream = client.post(
+        "/chat/completions", body={"stream": True}, cast_to=object, stream=True, stream_cls=MyStream
+    )
+    assert type(stream) is MyStream
+    first = next(stream)
+    assert first["choices"][0]["delta"]["content"] == "Hi"
+    assert [c["choices"][0]["delta"].get("content") for c in stream] == [" there", None]
+    sdk = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    assert type(sdk) is openai.Stream
+    assert next(sdk).choices[0].delta.content == "Hi"
+
+
+def test_a_stream_still_raises_its_stop_reason_at_the_end() -> None:
+    """The SDK's own stream object, watched: a truncated stream raises at its end."""
+
+    def cut(request: Any) -> tuple[int, bytes, str]:
+        return 200, sse([chunk("Hi", None), chunk(None, "length")]), "text/event-stream"
+
+    client = wrap(openai_client(cut))
+    stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    assert type(stream) is openai.Stream
+    with pytest.raises(OutputTruncatedError) as info:
+        list(stream)
+    assert len(info.value.chunks or []) == 2
+
+
+def tool_calling(request: Any) -> tuple[int, bytes, str]:
+    """A chat completion calling the tool ``lookup``."""
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    body = dict(
+        COMPLETION, choices=[{"index": 0, "message": message, "finish_reason": "tool_calls"}]
+    )
+    return 200, json.dumps(body).encode(), "application/json"
+
+
+TOOL: dict[str, Any] = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+
+
+def test_the_tool_check_never_consumes_the_callers_arguments() -> None:
+    """Defect 7: tools given as a one-shot iterator are the SDK's to read, never a false
+    unknown-tool error; a Responses namespace tool offers its functions."""
+    from normalize_errors import check
+
+    client = wrap(openai_client(tool_calling))
+    result = client.chat.completions.create(model="m", messages=MESSAGES, tools=iter([TOOL]))
+    assert result.choices[0].message.tool_calls[0].function.name == "lookup"
+    namespace = {
+        "type": "namespace",
+        "name": "kb",
+        "tools": [{"type": "function", "name": "lookup"}],
+    }
+    response = {
+        "object": "response",
+        "output": [{"type": "function_call", "name": "lookup", "arguments": "{}", "call_id": "c"}],
+        "status": "completed",
+    }
+    assert check(response, provider="openai", tools=[namespace]) is response
+
+
+def test_several_choices_fail_only_when_every_choice_fails() -> None:
+    """Defect 8: with n=2, one empty choice beside a usable one is an answer."""
+    from normalize_errors import EmptyOutputError
+
+    def two(request: Any, second: str) -> tuple[int, bytes, str]:
+        choices = [
+            {"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"},
+            {
+                "index": 1,
+                "message": {"role": "assistant", "content": second},
+                "finish_reason": "stop",
+            },
+        ]
+        return 200, json.dumps(dict(COMPLETION, choices=choices)).encode(), "application/json"
+
+    client = wrap(openai_client(lambda r: two(r, "Hi")))
+    assert (
+        client.chat.completions.create(model="m", messages=MESSAGES, n=2).choices[1].message.content
+    )
+    empty = wrap(openai_client(lambda r: two(r, "")))
+    with pytest.raises(EmptyOutputError):
+        empty.chat.completions.create(model="m", messages=MESSAGES, n=2)
+
+
+def test_an_async_raw_response_is_the_sdks_and_still_checked() -> None:
+    """anthropic's async raw response (its ``parse()`` a coroutine): the SDK's object,
+    parsed and checked at the call; a usable one comes back as the SDK's type."""
+    import anthropic
+
+    httpx = http_library("anthropic")
+
+    def answer(stop: str) -> Any:
+        message = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [{"type": "text", "text": "Hi"}],
+            "stop_reason": stop,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return httpx.MockTransport(lambda request: httpx.Response(200, json=message))
+
+    def client(stop: str) -> Any:
+        http_client = httpx.AsyncClient(transport=answer(stop))
+        return anthropic.AsyncAnthropic(api_key="k", http_client=http_client, max_retries=0)
+
+    ask: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": MESSAGES}
+
+    async def main() -> None:
+        with pytest.raises(OutputTruncatedError):
+            await wrap(client("max_tokens")).messages.with_raw_response.create(**ask)
+        plain = await client("end_turn").messages.with_raw_response.create(**ask)
+        raw = await wrap(client("end_turn")).messages.with_raw_response.create(**ask)
+        assert type(raw) is type(plain)
+        assert (await raw.parse()).content[0].text == "Hi"
+
+    asyncio.run(main())
+
+
+def test_a_drop_in_with_the_transports_error_as_cause_pickles_without_the_key() -> None:
+    """The vendor's own cause (an ``httpx2.ConnectError`` holding the request and its
+    ``Authorization`` header) pickles redacted, like the vendor exception behind it."""
+    from .support import PLANTED_KEY
+
+    httpx = http_library("openai")
+
+    def refuse(request: Any) -> Any:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    http_client = httpx.Client(transport=httpx.MockTransport(refuse))
+    client = wrap(openai.OpenAI(api_key=PLANTED_KEY, max_retries=0, http_client=http_client))
+    err = _raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES))
+    assert isinstance(err, HarnessError)
+    data = pickle.dumps(err)
+    assert PLANTED_KEY.encode() not in data
+    assert PLANTED_KEY[8:24].encode() not in data
+    again = pickle.loads(data)
+    assert type(again.__cause__) is httpx.ConnectError
+    assert type(again.problem.__cause__) is openai.APIConnectionError
+
+
+def test_a_stream_watched_twice_is_watched_once() -> None:
+    """The same SDK stream handed to the watcher again (read twice) keeps one watcher: the
+    end-of-stream check raises once, with the chunks once."""
+
+    def cut(request: Any) -> tuple[int, bytes, str]:
+        return 200, sse([chunk("Hi", None), chunk(None, "length")]), "text/event-stream"
+
+    client = wrap(openai_client(cut))
+    stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    options = _wrap._Options(None, True, stream, generating=True)
+    watcher = stream._iterator
+    assert _wrap._watch_in_place(stream, options, None, None)
+    assert stream._iterator is watcher  # not a second watcher around the first
+    with pytest.raises(OutputTruncatedError) as info:
+        list(stream)
+    assert len(info.value.chunks or []) == 2

@@ -194,7 +194,8 @@ def test_openai_result_with_status_and_output_is_not_a_response() -> None:
 
 
 def test_raw_and_streaming_response_views_of_generating_methods_still_check() -> None:
-    """with_raw_response.create(...).parse() is checked; the same view of a list is not."""
+    """with_raw_response.create(...) is checked (its parse() at the call); the same view of a
+    list is not."""
     truncated = {
         "id": "c",
         "object": "chat.completion",
@@ -205,9 +206,8 @@ def test_raw_and_streaming_response_views_of_generating_methods_still_check() ->
         ],
     }
     client = wrap(openai_client(lambda request: (200, truncated)))
-    raw = client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
     with pytest.raises(OutputTruncatedError):
-        raw.parse()
+        client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES)
     listed = client.models.with_raw_response.list()
     assert listed.parse() is not None
 

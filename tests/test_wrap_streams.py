@@ -116,7 +116,7 @@ def openai_bytes_client(count: int) -> Any:
 
 def test_openai_speech_streaming_response_keeps_nothing() -> None:
     """``audio.speech.with_streaming_response.create(...)``'s ``iter_bytes()``: 64 MiB read,
-    none of it held by the wrapper."""
+    none of it held by the wrapper (the response is the SDK's own)."""
     client = wrap(openai_bytes_client(PIECES))
 
     def consume() -> int:
@@ -127,7 +127,7 @@ def test_openai_speech_streaming_response_keeps_nothing() -> None:
             stream = response.iter_bytes()
             for chunk in stream:
                 read += len(chunk)
-            assert stream._ne_chunks is None
+            assert type(response).__module__.startswith("openai.")  # the SDK's own, unwatched
         return read
 
     read, peak = peak_while(consume)

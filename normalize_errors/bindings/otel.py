@@ -119,7 +119,7 @@ def attributes(err: BaseException) -> dict[str, Any]:
         if value:
             _flatten(PREFIX + name, dict(value), out, 0)
     if problem.causes:
-        out[PREFIX + "causes"] = [cause.code for cause in problem.causes]
+        out[PREFIX + "causes"] = [cause.problem.code for cause in problem.causes]
     return out
 
 

@@ -50,7 +50,7 @@ def known(cause: BaseException | None) -> HarnessError | None:
     if cause is None:
         return None
     err = through(cause)
-    return None if err.code == "harness.internal_error" else err
+    return None if err.problem.code == "harness.internal_error" else err
 
 
 def pointer(loc: Any) -> str:

@@ -213,7 +213,7 @@ def retry_policy(*, cap: float = 60.0) -> Any:
     from .. import normalize
 
     def policy(context: Any) -> Any:
-        err = normalize(context.error)
+        err = normalize(context.error).problem  # a drop-in's own code is the vendor's
         after = err.retry_after
         if not err.retryable or (after is not None and after > cap):
             return RetryDecision(retry=False, reason=err.code)

@@ -123,7 +123,7 @@ def _retries(exc: BaseException) -> HarnessError | None:
     return HarnessError.from_code(
         "output.retries_exhausted",
         f"instructor gave up after {total} attempts"
-        + (f"; the last: {last.code}: {last.detail}" if last is not None else ""),
+        + (f"; the last: {last.problem.code}: {last.detail}" if last is not None else ""),
         attempts=total,
         max_attempts=total,
         causes=causes,

@@ -14,8 +14,10 @@ fact only in text, its message:
 * "Tool 'x' exceeded max retries count of N": the cause decides: an unknown tool or invalid
   arguments give ``output.retries_exhausted`` with that cause, "Timed out after T seconds."
   ``tool.timeout``, any other ``ModelRetry`` ``tool.execution_failed``.
-* ``ContentFilterError``: ``policy.model_refusal`` when the finish reason was ``refusal``,
-  else ``policy.content_filtered``; ``OutputTokenLimitExceeded``: ``output.truncated``.
+* ``ContentFilterError``: ``policy.model_refusal`` when the finish reason was ``refusal`` or
+  the message carries the model's refusal text with no ``content_filter`` finish reason
+  (OpenAI's ``message.refusal``), else ``policy.content_filtered``;
+  ``OutputTokenLimitExceeded``: ``output.truncated``.
 * ``FallbackExceptionGroup``: the core's group precedence picks the most telling attempt;
   every attempt is in ``causes``.
 * ``RunTimedOut``: ``loop.timeout``; ``RunCancelled``: ``harness.cancelled``.
@@ -68,7 +70,14 @@ def read(exc: BaseException) -> HarnessError | None:
     if "RunCancelled" in found:
         return HarnessError.from_code("harness.cancelled", str(exc), upstream=_facts(exc))
     if "ContentFilterError" in found:
-        refusal = "'refusal'" in str(exc).partition("body:")[0] or "refusal" in _finish(exc)
+        said = str(exc).partition("body:")[0]
+        # a finish reason 'refusal', or the refusal text a provider sent without a filter's
+        # finish reason (OpenAI's message.refusal: "Content filter triggered. Refusal: '...'")
+        refusal = (
+            "'refusal'" in said
+            or "refusal" in _finish(exc)
+            or ("Refusal: " in said and "'content_filter'" not in said)
+        )
         code = "policy.model_refusal" if refusal else "policy.content_filtered"
         return HarnessError.from_code(code, _first_line(exc), upstream=_facts(exc))
     if "OutputTokenLimitExceeded" in found:

@@ -169,10 +169,12 @@ def with_causes(
 
     The caller's error objects are never changed; a drop-in stays a drop-in.
     """
-    top = copy_dropin(last) if last.problem is not last else last._clone()
+    dropin = last.problem is not last
+    top = copy_dropin(last) if dropin else last._clone()
     causes = [*last.causes, *earlier]
     top.causes = [c for c in causes if c is not top and c.problem is not top.problem]
     if attempts is not None:
         top.attempts = attempts
-    top.__cause__ = last.__cause__ if last.__cause__ is not None else last
+    if not dropin:  # a drop-in's copy keeps the vendor exception's own chain
+        top.__cause__ = last.__cause__ if last.__cause__ is not None else last
     return top

@@ -209,3 +209,66 @@ async def test_agents_sdk_retries_a_spent_quota_as_it_does_without_wrap() -> Non
     assert seen[0]["normalized"]["status_code"] == 429
     assert isinstance(exc, openai.RateLimitError)
     assert served.requests == 1 + sum(entry["retry"] for entry in seen)
+
+
+# -- stop reasons under a framework: wrap(client, check=False) (issue 24) ---------------------
+
+STOP_CASSETTES = {
+    "finish_length_200": "output.truncated",
+    "refusal_structured_output_200": "policy.model_refusal",
+}
+"""Successful chat completions a framework judges itself: cut at the token limit (both
+frameworks return the truncated text) and refused (both raise their own refusal class)."""
+
+
+async def outcome(framework: str, client: Any) -> tuple[str, Any, BaseException | None]:
+    """What one run of ``framework`` over ``client`` gives: its output, or what it raised."""
+    try:
+        if framework == "pydantic-ai":
+            model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(openai_client=client))
+            return "output", (await PydanticAgent(model).run("Hello")).output, None
+        chat = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
+        result = await Runner.run(Agent(name="probe", model=chat), "Hello")
+        return "output", result.final_output, None
+    except Exception as exc:  # the outcome is what is compared
+        # pydantic-ai's text ends with the messages, timestamps included: compare what is before
+        return "raised", (type(exc), str(exc).partition(", body:")[0]), exc
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("framework", ["pydantic-ai", "agents"])
+@pytest.mark.parametrize("name", sorted(STOP_CASSETTES))
+async def test_a_framework_over_wrap_check_false_does_as_over_the_raw_client(
+    name: str, framework: str
+) -> None:
+    """``wrap(client, check=False)`` under a framework: the same outcome as the raw client
+    (the truncated text returned, the framework's own refusal class raised), and
+    ``normalize()`` at the framework's boundary gives the harness code of the stop reason."""
+    kind, raw, raw_exc = await outcome(framework, Served(name).client())
+    unchecked = await outcome(framework, wrap(Served(name).client(), check=False))
+    assert unchecked[:2] == (kind, raw)
+    if name == "finish_length_200":
+        assert kind == "output"
+        assert isinstance(raw, str)
+        assert raw.startswith("Certainly!")
+    else:
+        assert kind == "raised"
+        assert raw_exc is not None
+        assert not isinstance(raw_exc, HarnessError)
+        assert unchecked[2] is not None
+        assert normalize(unchecked[2]).problem.code == STOP_CASSETTES[name]
+
+
+@pytest.mark.parametrize("framework", ["pydantic-ai", "agents"])
+@pytest.mark.parametrize("name", sorted(STOP_CASSETTES))
+async def test_a_framework_over_the_default_wrap_raises_the_harness_stop_reason(
+    name: str, framework: str
+) -> None:
+    """The documented difference: with the default ``check=True`` the wrapper judges the
+    result before the framework sees it, and its typed error comes out of the framework."""
+    kind, _, exc = await outcome(framework, wrap(Served(name).client()))
+    assert kind == "raised"
+    assert isinstance(exc, HarnessError)
+    assert exc.problem.code == STOP_CASSETTES[name]
+    assert exc.result is not None  # the completion the framework never saw

@@ -201,8 +201,8 @@ def test_normalized_generator_types_errors_raised_while_iterating() -> None:
     assert gen.send("hello") == 2
     with pytest.raises(HarnessError) as info:
         next(gen)
-    assert info.value.code == "upstream.unavailable"
-    assert isinstance(info.value.__cause__, TimeoutError)
+    assert info.value.problem.code == "upstream.unavailable"
+    assert isinstance(info.value.problem.__cause__, TimeoutError)
 
 
 def test_normalized_async_generator_types_errors_raised_while_iterating() -> None:
@@ -292,7 +292,7 @@ def test_a_vendor_exception_whose_args_is_no_sequence_still_gets_its_drop_in() -
     err = typed_error(exc)
     assert isinstance(err, OddArgs)
     assert err.args == ()
-    assert err.__cause__ is exc
+    assert err.problem.__cause__ is exc
     assert err.problem.code == "harness.internal_error"
 
 
@@ -312,9 +312,9 @@ def test_a_traceback_kept_in_an_exceptions_dict_stays_out_of_the_pickle() -> Non
         loaded = pickle.loads(pickle.dumps(err))
         assert loaded == err
         assert "__traceback__" not in vars(loaded)
-        assert isinstance(loaded.__cause__, OddArgs)
-        assert "__traceback__" not in vars(loaded.__cause__)
-        assert loaded.__cause__.reason == "copied state"
+        assert isinstance(loaded.problem.__cause__, OddArgs)
+        assert "__traceback__" not in vars(loaded.problem.__cause__)
+        assert loaded.problem.__cause__.reason == "copied state"
 
 
 # -- classify --------------------------------------------------------------------------------------

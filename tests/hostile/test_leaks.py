@@ -148,7 +148,7 @@ def test_pickles_hold_no_credential(provider: str, wrapped: bool) -> None:
     exc, key = vendor_error(provider, wrapped)
     err = exc if wrapped else normalize(exc)
     assert isinstance(err, HarnessError)
-    cause = err.__cause__
+    cause = err.problem.__cause__  # the vendor exception (a drop-in's own is its cause)
     live = request_of(cause)
     assert live is not None
     assert credentials_in(live, key), "the planted key was sent"
@@ -157,18 +157,18 @@ def test_pickles_hold_no_credential(provider: str, wrapped: bool) -> None:
     for text in (str(err), repr(err), err.to_json()):
         assert leaks(key, text) == []
     # The live error is the user's own object: unchanged by pickling.
-    assert credentials_in(request_of(err.__cause__), key)
+    assert credentials_in(request_of(err.problem.__cause__), key)
     if wrapped:
         assert credentials_in(request_of(err), key)  # the drop-in's own request, raw
     again = pickle.loads(data)
     assert type(again) is type(err)
     assert again.to_dict() == err.to_dict()
-    assert type(again.__cause__) is type(cause)
-    for restored in (request_of(again.__cause__), request_of(again) if wrapped else None):
+    assert type(again.problem.__cause__) is type(cause)
+    for restored in (request_of(again.problem.__cause__), request_of(again) if wrapped else None):
         if restored is not None:
             assert credentials_in(restored, key) == []
             assert str(restored.url).split("?")[0] == str(live.url).split("?")[0]
-    response = getattr(again.__cause__, "response", None)
+    response = getattr(again.problem.__cause__, "response", None)
     if isinstance(response, httpx.Response):
         assert response.status_code == getattr(cause, "response").status_code  # noqa: B009
         assert credentials_in(response.request, key) == []

@@ -250,7 +250,7 @@ async def test_wrap_of_an_async_client_v2() -> None:
     wrapped = wrap(client(status, body, mode="async"))
     with pytest.raises(HarnessError) as failed:
         await wrapped.chat(model="m", messages=MESSAGES, request_options=NO_RETRIES)
-    assert (failed.value.code, failed.value.retryable) == ("upstream.rate_limited", False)
+    assert (failed.value.problem.code, failed.value.retryable) == ("upstream.rate_limited", False)
 
 
 def test_the_generating_methods_exist() -> None:
