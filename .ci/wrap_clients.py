@@ -41,7 +41,7 @@ def _wrapping_new(cls: type) -> Any:
     from normalize_errors import wrap
 
     def __new__(klass: type, *args: Any, **kwargs: Any) -> Any:
-        client = object.__new__(klass)
+        client: Any = object.__new__(klass)
         klass.__init__(client, *args, **kwargs)  # type: ignore[misc]
         return wrap(client, check=False)
 
