@@ -372,7 +372,7 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
     options: Any = _Options("openai", False, None)
 
     def proxied() -> None:
-        for _ in _Stream(iter(items), options, None, None):
+        for _ in _Stream._ne_make(iter(items), options, None, None):
             pass
 
     bare, through = interleaved(plain, proxied, 1, repeat)
