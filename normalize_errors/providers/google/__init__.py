@@ -104,7 +104,7 @@ __all__ = [
 
 
 def _unreadable(what: str, bug: Exception, exception: str | None = None) -> HarnessError:
-    facts = Facts(NAME, exception=exception, extra={"bug": type(bug).__name__})
+    facts = Facts(provider=NAME, exception=exception, extra={"bug": type(bug).__name__})
     detail = f"normalize-errors could not read {what} ({type(bug).__name__})."
     return build("harness.internal_error", False, facts, detail=detail)
 

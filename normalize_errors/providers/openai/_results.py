@@ -10,8 +10,7 @@ from ..._rules import (
     Facts,
     StopRow,
     Usage,
-    build,
-    classify,
+    decide,
     offered_names,
     read_usage,
     stop_error,
@@ -381,10 +380,7 @@ def _from_error_object(error: Any, **context: Any) -> HarnessError:
     """
     if not isinstance(error, dict):
         error = {name: field(error, name) for name in ("code", "message", "type", "param")}
-    facts = Facts(NAME, **context)
-    _read(error, facts)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, _read(error, Facts(provider=NAME, **context)))
 
 
 def _error_event(event: Any) -> HarnessError:
