@@ -20,12 +20,8 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated, _wording
-from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
-from ._readers import extra_rules
-from ._registry import code_info, status_code
-from ._values import field, integer, sequence
-from ._wire import (
+from . import _envelopes, _stated_limits, _wording
+from ._http_wire import (
     MAX_MESSAGE,
     html_title,
     lower_headers,
@@ -34,6 +30,10 @@ from ._wire import (
     short,
     stainless_retry_count,
 )
+from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
+from ._readers import extra_rules
+from ._registry import code_info, status_code
+from ._safe_read import field, integer, sequence
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 from .exceptions import HarnessError, _finite_wait, class_for_code
 
@@ -548,9 +548,9 @@ def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[st
         attempts = attempts_of(facts.source)
     limit: Mapping[str, Any] | None = None
     if code == "context.window_exceeded":
-        limit = context_limit(facts.message) or _stated.context_numbers(facts.extra)
+        limit = context_limit(facts.message) or _stated_limits.context_numbers(facts.extra)
     elif code == "upstream.rate_limited" and facts.raw_headers is not None:
-        limit = _stated.rate_limit_headers(facts.headers)
+        limit = _stated_limits.rate_limit_headers(facts.headers)
     return wait, attempts, limit
 
 
@@ -571,13 +571,13 @@ def build(
     to the code's title. The error is a snapshot: it keeps nothing of ``facts``.
     """
     if limit is None and code == "upstream.rate_limited":
-        stated = _stated.rate_limit_found(facts.lowered)  # it decides ``retryable`` too
+        stated = _stated_limits.rate_limit_found(facts.lowered)  # it decides ``retryable`` too
         if stated is not None:
-            if _stated.never_met(stated):
+            if _stated_limits.never_met(stated):
                 retryable = False  # a quota of 0, or one request over the whole allowance
-            limit = _stated.stated_limit(stated)
-    if model_feedback is None and code in _stated.TOOL_CODES:
-        model_feedback, where = _stated.tool_failure(code, facts.message, facts.extra)
+            limit = _stated_limits.stated_limit(stated)
+    if model_feedback is None and code in _stated_limits.TOOL_CODES:
+        model_feedback, where = _stated_limits.tool_failure(code, facts.message, facts.extra)
         location = location or where
     wait = attempts = None
     try:

@@ -359,7 +359,7 @@ if MODE == "normalize":
         results["bad code"] = "accepted"
     except ValueError as exc:
         results["bad code"] = type(exc).__name__
-    from normalize_errors._wire import parse_duration
+    from normalize_errors._http_wire import parse_duration
     results["duration"] = [parse_duration("1s" * N), parse_duration("1h2m3s")]
 
 if MODE == "check":

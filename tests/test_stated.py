@@ -11,7 +11,7 @@ import json
 import pytest
 
 from normalize_errors import HarnessError, check, from_response
-from normalize_errors._stated import (
+from normalize_errors._stated_limits import (
     context_numbers,
     finish_failure,
     never_met,
@@ -24,7 +24,7 @@ from normalize_errors._stated import (
 
 def rate_limit_stated(lowered: str) -> tuple[dict[str, object] | None, bool]:
     """The limit a lower-cased message states, and whether waiting can never meet it, as
-    ``_rules.build`` and ``Facts.hints`` read them between them."""
+    ``_rules.build`` and ``_rules.hints`` read them between them."""
     found = rate_limit_found(lowered)
     return (None, False) if found is None else (stated_limit(found), never_met(found))
 

@@ -34,8 +34,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._path import SDK as _SDK
-from .._path import facts_of, read_exception
+from .._from_exception import SDK as _SDK
+from .._from_exception import facts_of, read_exception
+from .._http_wire import short
 from .._registry import status_code
 from .._rules import (
     CONTEXT_WORDS,
@@ -51,8 +52,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, text_of
-from .._wire import short
+from .._safe_read import field, integer, text_of
 from ..exceptions import HarnessError
 from . import declared
 

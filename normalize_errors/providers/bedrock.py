@@ -38,6 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from .._http_wire import body_text, lower_headers, parse_body, short
 from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
     CONTEXT_WORDS,
@@ -54,8 +55,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
-from .._wire import body_text, lower_headers, parse_body, short
+from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from ..exceptions import HarnessError
 from . import declared
 

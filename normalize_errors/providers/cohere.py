@@ -25,8 +25,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._path import SDK as _SDK
-from .._path import facts_of, read_exception
+from .._from_exception import SDK as _SDK
+from .._from_exception import facts_of, read_exception
+from .._http_wire import short
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -40,8 +41,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, sequence, text_of
-from .._wire import short
+from .._safe_read import field, integer, sequence, text_of
 from ..exceptions import HarnessError
 from . import declared
 

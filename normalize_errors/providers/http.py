@@ -34,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._envelopes import MEANINGS, read_envelope
+from .._http_wire import MAX_MESSAGE, body_text, html_title, parse_body, short
 from .._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
@@ -48,8 +49,7 @@ from .._patterns import (
     HTTP_TIMEOUT,
 )
 from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
-from .._values import field, integer, qualname, text_of
-from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
+from .._safe_read import field, integer, qualname, text_of
 from ..exceptions import HarnessError
 from . import PROVIDERS, declared
 

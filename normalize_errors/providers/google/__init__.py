@@ -70,7 +70,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..._rules import Facts, build
-from ..._values import qualname
+from ..._safe_read import qualname
 from ...exceptions import HarnessError
 from ._errors import (
     CLASSES,

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Final
 
-from ..._path import fixed_error, message_of, note_cause
+from ..._from_exception import fixed_error, message_of, note_cause
+from ..._http_wire import body_text, parse_body, short
 from ..._patterns import (
     GOOGLE_CANONICAL,
     GOOGLE_FUNCTION,
@@ -27,8 +28,7 @@ from ..._rules import (
     decide,
     rule,
 )
-from ..._values import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..._wire import body_text, parse_body, short
+from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from ...exceptions import HarnessError
 from .. import declared
 

@@ -7,8 +7,9 @@ import json
 from dataclasses import replace
 from typing import Any, Final
 
-from ..._path import SDK as _SDK
-from ..._path import facts_of, message_of, read_exception
+from ..._from_exception import SDK as _SDK
+from ..._from_exception import facts_of, message_of, read_exception
+from ..._http_wire import short
 from ..._rules import (
     CONTEXT_COUNT,
     CONTEXT_COUNT_WORDS,
@@ -22,8 +23,7 @@ from ..._rules import (
     rule,
     with_stated_status,
 )
-from ..._values import field, integer, text_of
-from ..._wire import short
+from ..._safe_read import field, integer, text_of
 from ...exceptions import HarnessError
 from .. import declared
 

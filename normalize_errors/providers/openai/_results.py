@@ -16,8 +16,8 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._stated import finish_failure
-from ..._values import field, sequence, text_of
+from ..._safe_read import field, sequence, text_of
+from ..._stated_limits import finish_failure
 from ...exceptions import HarnessError
 from ._errors import NAME, TABLE, _read
 
@@ -365,7 +365,7 @@ def _not_a_result(result: Any) -> HarnessError | None:
     if isinstance(error, (dict, str)):
         found = _from_error_object(error if isinstance(error, dict) else {"message": error})
     else:
-        from ..._answers import not_a_result
+        from ..._not_answers import not_a_result
 
         found = not_a_result(extra, NAME)
     found.result = result

@@ -26,9 +26,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ._http_wire import body_text, parse_body, short
 from ._rules import Facts, Table, build, class_entry, decide
-from ._values import field, integer, qualname
-from ._wire import body_text, parse_body, short
+from ._safe_read import field, integer, qualname
 from .exceptions import HarnessError
 
 __all__ = [
