@@ -199,7 +199,7 @@ WAIT_IN_WORDS: Final = _pattern(
     " digit run, every repeat bounded.",
 )
 
-# -- _stated_limits: limits and tool calls a vendor states in its message --------------------------
+# -- _stated_limits, _tool_refusals: limits and tool calls a vendor states in its message ----------
 
 RATE_LIMIT_STATED: Final = (  # run on the lower-cased message, each behind its literal
     # OpenAI, Groq, Azure: "... on tokens per min (TPM): Limit 10000, Used 9348, Requested 5086."

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated_limits, _wording
+from . import _envelopes, _stated_limits, _tool_refusals, _wording
 from ._http_wire import (
     MAX_MESSAGE,
     html_title,
@@ -576,8 +576,8 @@ def build(
             if _stated_limits.never_met(stated):
                 retryable = False  # a quota of 0, or one request over the whole allowance
             limit = _stated_limits.stated_limit(stated)
-    if model_feedback is None and code in _stated_limits.TOOL_CODES:
-        model_feedback, where = _stated_limits.tool_failure(code, facts.message, facts.extra)
+    if model_feedback is None and code in _tool_refusals.TOOL_CODES:
+        model_feedback, where = _tool_refusals.tool_failure(code, facts.message, facts.extra)
         location = location or where
     wait = attempts = None
     try:

@@ -13,13 +13,13 @@ import pytest
 from normalize_errors import HarnessError, check, from_response
 from normalize_errors._stated_limits import (
     context_numbers,
-    finish_failure,
     never_met,
     rate_limit_found,
     rate_limit_headers,
     stated_limit,
-    tool_failure,
 )
+from normalize_errors._tool_refusals import tool_failure
+from normalize_errors._wording import finish_failure
 
 
 def rate_limit_stated(lowered: str) -> tuple[dict[str, object] | None, bool]:

@@ -17,7 +17,7 @@ from ..._rules import (
     tool_call_problem,
 )
 from ..._safe_read import field, sequence, text_of
-from ..._stated_limits import finish_failure
+from ..._wording import finish_failure
 from ...exceptions import HarnessError
 from ._errors import NAME, TABLE, _read
 
