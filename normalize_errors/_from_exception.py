@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ._http_wire import body_text, parse_body, short
+from ._http_wire import body_text, lower_headers, parse_body, short
 from ._rules import Facts, Table, build, class_entry, decide
 from ._safe_read import field, integer, qualname
 from .exceptions import HarnessError
@@ -104,7 +104,7 @@ def facts_of(
         Facts(
             provider=sdk.name,
             status=status,
-            raw_headers=headers,
+            headers=lower_headers(headers),
             body=parsed,
             text=text,
             id_headers=sdk.id_headers,

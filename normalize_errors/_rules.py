@@ -24,7 +24,6 @@ from . import _envelopes, _stated_limits, _tool_refusals, _wording
 from ._http_wire import (
     MAX_MESSAGE,
     html_title,
-    lower_headers,
     parse_duration,
     retry_after,
     short,
@@ -70,14 +69,14 @@ class Facts:
     rather than changing the ones it was handed. It lives only while the error is made:
     ``build`` reads every member of the error from it (``retry_after``, ``attempts``,
     ``limit``, ``detail``, ``upstream``) and lets it go, so the error holds no vendor object
-    but its ``__cause__``. ``headers``, ``lowered`` and ``ids`` are derived when the facts
-    are made.
+    but its ``__cause__``. ``lowered`` and ``ids`` are derived when the facts are made.
     """
 
     provider: str
     status: int | None = None
-    raw_headers: Any = None
-    """The response headers as the vendor gave them (``headers`` has them lower-cased)."""
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The response headers, a plain dict with lower-case names (``lower_headers``): the
+    vendor's own headers object is not kept."""
     body: Any = None
     text: str = ""
     message: str | None = None
@@ -100,8 +99,6 @@ class Facts:
     wait: float | None = None
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Members kept in ``upstream``: the vendor's own (its body's details, ids, links)."""
-    headers: Mapping[str, str] = dataclasses.field(init=False, repr=False)
-    """The response headers with lower-case names."""
     lowered: str = dataclasses.field(init=False, repr=False)
     """The message in lower case, cut to ``MAX_MESSAGE`` (rules match this)."""
     ids: frozenset[str] = dataclasses.field(init=False, repr=False)
@@ -110,7 +107,6 @@ class Facts:
     def __post_init__(self) -> None:
         # The derived members of a frozen dataclass are set the one way it allows.
         derive = object.__setattr__
-        derive(self, "headers", {} if self.raw_headers is None else lower_headers(self.raw_headers))
         message = self.message
         derive(self, "lowered", "" if not message else message[:MAX_MESSAGE].lower())
         names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
@@ -539,7 +535,7 @@ def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[st
     wait = facts.wait
     if wait is None and "retry_delay" in facts.extra:  # a body's own wait (Gemini's RetryInfo)
         wait = parse_duration(facts.extra["retry_delay"])
-    if wait is None and facts.raw_headers is not None:
+    if wait is None and facts.headers:
         wait = retry_after(facts.headers)
     if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
         wait = retry_hint(facts.message)
@@ -549,7 +545,7 @@ def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[st
     limit: Mapping[str, Any] | None = None
     if code == "context.window_exceeded":
         limit = context_limit(facts.message) or _stated_limits.context_numbers(facts.extra)
-    elif code == "upstream.rate_limited" and facts.raw_headers is not None:
+    elif code == "upstream.rate_limited" and facts.headers:
         limit = _stated_limits.rate_limit_headers(facts.headers)
     return wait, attempts, limit
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from normalize_errors._http_wire import lower_headers
 from normalize_errors._rules import Facts, context_limit, retry_hint, rule
 from normalize_errors.providers import NAMES, adapter
 
@@ -116,7 +117,7 @@ def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> No
     facts = Facts(
         provider="google",
         status=429,
-        raw_headers=headers,
+        headers=lower_headers(headers),
         message="Quota exceeded for metric: generate_content_free_tier_requests, limit: 10",
         vendor_code="RESOURCE_EXHAUSTED",
         extra={"retry_delay": "26s", "domain": "googleapis.com"},
@@ -195,9 +196,9 @@ def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> 
     assert table.candidates(None, frozenset({"busy"})) == (by_id, anywhere)
     assert table.candidates(429, frozenset({"busy"})) == (by_id, by_status, anywhere)
     assert table.candidates(500, frozenset({"other"})) == (anywhere,)
-    facts = Facts(provider="openai", status=429, raw_headers={}, message="the prompt is too long")
+    facts = Facts(provider="openai", status=429, headers={}, message="the prompt is too long")
     assert table.first_match(facts) is by_status
-    facts = Facts(provider="openai", status=400, raw_headers={}, message="the prompt is too long")
+    facts = Facts(provider="openai", status=400, headers={}, message="the prompt is too long")
     assert table.first_match(facts) is anywhere
 
 

@@ -309,7 +309,7 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | Facts
     if name == "AnthropicError":
         return None  # the SDK's base class, raised for the client's own misuse
     found: dict[str, Any] = {}
-    if facts.raw_headers is None:  # else the `request-id` header is read
+    if not facts.headers:  # else the `request-id` header is read
         request_id = text_of(field(exc, "request_id"))
         if request_id:  # the SDK's copy of the header comes first, then the body's
             found["request_id"] = request_id

@@ -238,7 +238,7 @@ def _facts(
     return Facts(
         provider=NAME,
         status=status,
-        raw_headers=headers,
+        headers=headers,
         body=body,
         text=text,
         message=message,

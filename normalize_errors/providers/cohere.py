@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from .._from_exception import SDK as _SDK
 from .._from_exception import facts_of, read_exception
-from .._http_wire import short
+from .._http_wire import lower_headers, short
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
@@ -154,8 +154,8 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
 def _adjust(name: str, exc: BaseException, facts: Facts) -> Facts:
     """The SDK's errors carry ``headers`` themselves, not on a ``response``."""
     found: dict[str, Any] = {}
-    if facts.raw_headers is None:
-        found["raw_headers"] = field(exc, "headers")
+    if not facts.headers:
+        found["headers"] = lower_headers(field(exc, "headers"))
     if not facts.message and name != "ApiError":  # ParsingError, SSEError: their own text
         try:
             found["message"] = short(str(exc), 2048) or None

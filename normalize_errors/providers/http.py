@@ -34,7 +34,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._envelopes import MEANINGS, read_envelope
-from .._http_wire import MAX_MESSAGE, body_text, html_title, parse_body, short
+from .._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
 from .._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
@@ -326,7 +326,7 @@ def read(
     facts = Facts(
         provider=provider,
         status=code,
-        raw_headers=headers,
+        headers=lower_headers(headers),
         body=parsed,
         # An HTML page stays out of ``upstream``: its title is kept instead.
         text="" if title is not None else text,

@@ -147,7 +147,7 @@ class BrokenHeaders:
     "facts",
     [
         Facts(provider="openai", status=429, wait=HOSTILE_WAIT, message="slow down"),
-        Facts(provider="openai", status=429, raw_headers=BrokenHeaders(), message="slow down"),
+        Facts(provider="openai", status=429, headers=BrokenHeaders(), message="slow down"),  # type: ignore[arg-type]
         Facts(provider="openai", status=429, extra={"value": Hostile(), "code": 10**5000}),
         Facts(provider="openai", status=429, extra={"retry_delay": Hostile()}),
     ],

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from ..._from_exception import fixed_error, message_of, note_cause
-from ..._http_wire import body_text, parse_body, short
+from ..._http_wire import body_text, lower_headers, parse_body, short
 from ..._patterns import (
     GOOGLE_CANONICAL,
     GOOGLE_FUNCTION,
@@ -466,22 +466,26 @@ def _facts(
 ) -> Facts:
     given = Facts(
         provider=NAME,
-        raw_headers=headers,
+        status=status,
+        headers=lower_headers(headers),
         body=body,
+        text=text,
         exception=exception,
         in_stream=in_stream,
         id_headers=_ID_HEADERS,
     )
-    facts, body_code = _read(_inner(body), given)
+    facts, stated = _read(_inner(body), given)
     message = facts.message
     if isinstance(message, str) and _looks_html(message):
         # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
-        text, facts = message, replace(facts, message=None)
+        text = message
+        facts = replace(facts, message=None, text=text)
     if body is None and text and facts.message is None and not _looks_html(text):
         facts = replace(facts, message=short(text.strip(), 2048) if len(text) < 2048 else None)
-        facts, body_code = _read_printed(text, facts)
-    # RetryInfo's retryDelay stays in extra; ``build`` reads it (``hints``).
-    return replace(facts, text=text, status=body_code if status is None else status)
+        facts, stated = _read_printed(text, facts)
+    if status is None and stated is not None:
+        facts = replace(facts, status=stated)  # no HTTP status: the one the body states
+    return facts  # RetryInfo's retryDelay stays in extra; ``build`` reads it (``hints``)
 
 
 def _decide(facts: Facts) -> HarnessError:
