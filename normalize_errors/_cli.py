@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
 from ._registry import CODES, code_info
-from ._values import qualname
+from ._safe_read import qualname
 from .exceptions import class_for_code
 from .providers import NAMES
 

@@ -11,10 +11,10 @@ HTTP responses.
 from __future__ import annotations
 
 from ._groups import Walk, group, group_members, group_type, through_chain
+from ._http_wire import body_text, lower_headers, parse_body, short, stream_error
 from ._readers import exception_reader, response_readers, routes
+from ._safe_read import integer, qualname
 from ._stdlib import internal, safe_text, stdlib
-from ._values import integer, qualname
-from ._wire import body_text, lower_headers, parse_body, short, stream_error
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
@@ -111,7 +111,7 @@ def _known(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError
         if err is not None:
             return err
     if type(exc).__name__ == "JSONDecodeError":  # from inside an SDK's call, or the caller's
-        from ._answers import decode_error
+        from ._not_answers import decode_error
 
         err = decode_error(exc)
         if err is not None:
@@ -341,7 +341,7 @@ def diagnose(
     provider = _provider_name(provider)
     try:
         if isinstance(result, (str, bytes, bytearray)) and _answers_in_objects(provider):
-            from ._answers import not_an_answer  # no SDK returns text as its answer
+            from ._not_answers import not_an_answer  # no SDK returns text as its answer
 
             found = not_an_answer(result, provider)
             found.result = result
@@ -377,7 +377,7 @@ def diagnose_stream(
     provider = _provider_name(provider)
     try:
         if isinstance(chunks, (str, bytes, bytearray, memoryview)):
-            from ._wire import stream_events
+            from ._http_wire import stream_events
 
             chunks = stream_events(body_text(chunks))
         if provider is None:

@@ -60,7 +60,7 @@ def rule_pattern(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-# -- _wire: headers, durations, HTML pages -----------------------------------------------------
+# -- _http_wire: headers, durations, HTML pages ------------------------------------------------
 
 SECONDS: Final = _pattern(
     r"\s{0,32}(\d{1,15}(?:\.\d{1,9})?)\s{0,32}",
@@ -199,7 +199,7 @@ WAIT_IN_WORDS: Final = _pattern(
     " digit run, every repeat bounded.",
 )
 
-# -- _stated: limits and tool calls a vendor states in its message ---------------------------
+# -- _stated_limits, _tool_refusals: limits and tool calls a vendor states in its message ----------
 
 RATE_LIMIT_STATED: Final = (  # run on the lower-cased message, each behind its literal
     # OpenAI, Groq, Azure: "... on tokens per min (TPM): Limit 10000, Used 9348, Requested 5086."

@@ -13,26 +13,26 @@ matched here, once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated, _wording
-from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
-from ._readers import extra_rules
-from ._registry import code_info, status_code
-from ._values import field, integer, sequence
-from ._wire import (
+from . import _envelopes, _stated_limits, _tool_refusals, _wording
+from ._http_wire import (
     MAX_MESSAGE,
     html_title,
-    lower_headers,
     parse_duration,
     retry_after,
     short,
     stainless_retry_count,
 )
+from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
+from ._readers import extra_rules
+from ._registry import code_info, status_code
+from ._safe_read import field, integer, sequence
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 from .exceptions import HarnessError, _finite_wait, class_for_code
 
@@ -51,146 +51,80 @@ __all__ = [
     "class_entry",
     "classify",
     "context_limit",
+    "decide",
     "offered_names",
     "read_usage",
     "retry_hint",
     "stop_error",
     "tool_call_problem",
+    "with_stated_status",
 ]
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Facts:
     """What an upstream said about one failure, as read by an adapter.
 
-    It lives only while the error is made: ``build`` reads every member of the error from
-    it (``retry_after``, ``attempts``, ``limit``, ``detail``, ``upstream``) and lets it go, so
-    the error holds no vendor object but its ``__cause__``.
+    Frozen and given by name: a body reader returns new facts (``dataclasses.replace``)
+    rather than changing the ones it was handed. It lives only while the error is made:
+    ``build`` reads every member of the error from it (``retry_after``, ``attempts``,
+    ``limit``, ``detail``, ``upstream``) and lets it go, so the error holds no vendor object
+    but its ``__cause__``. ``lowered`` and ``ids`` are derived when the facts are made.
     """
 
-    __slots__ = (
-        "_headers",
-        "_lowered",
-        "_message",
-        "_request_id",
-        "attempts",
-        "body",
-        "exception",
-        "extra",
-        "id_headers",
-        "in_stream",
-        "more_ids",
-        "provider",
-        "raw_headers",
-        "source",
-        "status",
-        "stop_reason",
-        "text",
-        "vendor_code",
-        "vendor_type",
-        "wait",
-    )
+    provider: str
+    status: int | None = None
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The response headers, a plain dict with lower-case names (``lower_headers``): the
+    vendor's own headers object is not kept."""
+    body: Any = None
+    text: str = ""
+    message: str | None = None
+    """The vendor's message (rules match ``lowered``, its lower-case form)."""
+    vendor_code: str | None = None
+    """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
+    vendor_type: str | None = None
+    """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
+    more_ids: tuple[Any, ...] = ()
+    """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
+    request_id: str | None = None
+    """The id the vendor gave in the body or as the SDK's attribute (``reported_request_id``
+    prefers the ``id_headers``)."""
+    id_headers: tuple[str, ...] = ()
+    exception: str | None = None
+    source: BaseException | None = None
+    stop_reason: str | None = None
+    in_stream: bool = False
+    attempts: int | None = None
+    wait: float | None = None
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Members kept in ``upstream``: the vendor's own (its body's details, ids, links)."""
+    lowered: str = dataclasses.field(init=False, repr=False)
+    """The message in lower case, cut to ``MAX_MESSAGE`` (rules match this)."""
+    ids: frozenset[str] = dataclasses.field(init=False, repr=False)
+    """Every code, type and reason the vendor gave, in lower case (rules match these)."""
 
-    def __init__(
-        self,
-        provider: str,
-        status: int | None = None,
-        headers: Any = None,
-        body: Any = None,
-        text: str = "",
-        *,
-        exception: str | None = None,
-        source: BaseException | None = None,
-        in_stream: bool = False,
-        id_headers: tuple[str, ...] = (),
-        message: str | None = None,
-        vendor_code: str | None = None,
-        vendor_type: str | None = None,
-        ids: Iterable[Any] = (),
-        request_id: str | None = None,
-        stop_reason: str | None = None,
-        attempts: int | None = None,
-        wait: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        # The first five may be given in order (``_path.facts_of`` does: positions cost
-        # less than names on the path every failure takes); the rest by name.
-        self.provider = provider
-        self.status = status
-        self.raw_headers = headers
-        self._headers: Mapping[str, str] | None = None
-        self.body = body
-        self.text = text
-        self._message = message
-        self._lowered: str | None = None
-        self.vendor_code = vendor_code
-        """The vendor's error code (``rate_limit_exceeded``, ``RESOURCE_EXHAUSTED``, ...)."""
-        self.vendor_type = vendor_type
-        """The vendor's error type (``invalid_request_error``, ``overloaded_error``, ...)."""
-        self.more_ids: tuple[Any, ...] = tuple(ids)
-        """More codes, types and reasons the vendor gave (an Azure inner code, a quota id)."""
-        self._request_id = request_id
-        self.id_headers = id_headers
-        self.exception = exception
-        self.stop_reason = stop_reason
-        self.in_stream = in_stream
-        self.attempts = attempts
-        self.source = source
-        self.wait = wait
-        self.extra: Mapping[str, Any] = extra or {}
-        """Members kept in ``upstream``: the vendor's own (its body's details, ids, links)."""
-
-    @property
-    def message(self) -> str | None:
-        """The vendor's message (rules match ``lowered``, its lower-case form)."""
-        return self._message
-
-    @message.setter
-    def message(self, value: str | None) -> None:
-        self._message = value
-        self._lowered = None
-
-    @property
-    def lowered(self) -> str:
-        """The message in lower case, cut to ``MAX_MESSAGE`` (rules match this; made when
-        first asked: a failure decided by its codes never needs it)."""
-        found = self._lowered
-        if found is None:
-            message = self._message
-            found = self._lowered = "" if not message else message[:MAX_MESSAGE].lower()
-        return found
-
-    @property
-    def ids(self) -> frozenset[str]:
-        """Every code, type and reason the vendor gave, in lower case (rules match these)."""
+    def __post_init__(self) -> None:
+        # The derived members of a frozen dataclass are set the one way it allows.
+        derive = object.__setattr__
+        message = self.message
+        derive(self, "lowered", "" if not message else message[:MAX_MESSAGE].lower())
         names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
         if self.vendor_code:
             names.add(self.vendor_code.lower())
         if self.vendor_type:
             names.add(self.vendor_type.lower())
-        return frozenset(names)
+        derive(self, "ids", frozenset(names))
 
     @property
-    def headers(self) -> Mapping[str, str]:
-        """The response headers with lower-case names (read on first use)."""
-        found = self._headers
-        if found is None:
-            found = self._headers = lower_headers(self.raw_headers)
-        return found
-
-    @property
-    def request_id(self) -> str | None:
-        """The first of the vendor's ``id_headers`` present, else the id it gave otherwise
-        (in the body, or as the SDK's attribute): the header is what its support asks for."""
-        if self.id_headers and self.raw_headers is not None:
-            headers = self.headers
-            for name in self.id_headers:
-                if headers.get(name):
-                    return headers[name]
-        return self._request_id
-
-    @request_id.setter
-    def request_id(self, value: str | None) -> None:
-        self._request_id = value
+    def reported_request_id(self) -> str | None:
+        """The first of the vendor's ``id_headers`` present, else ``request_id`` (in the
+        body, or as the SDK's attribute): the header is what its support asks for."""
+        headers = self.headers
+        for name in self.id_headers:
+            if headers.get(name):
+                return headers[name]
+        return self.request_id
 
 
 class Rule(NamedTuple):
@@ -408,15 +342,31 @@ class Table:
         return None
 
 
+def with_stated_status(facts: Facts) -> Facts:
+    """``facts``, with the status its body states standing in for a missing HTTP status
+    (``_envelopes.stated_status``)."""
+    if facts.status is None and facts.body is not None:
+        stated = _envelopes.stated_status(facts.body)
+        if stated is not None:
+            return dataclasses.replace(facts, status=stated)
+    return facts
+
+
+def decide(table: Table, facts: Facts, *, detail: str | None = None) -> HarnessError:
+    """The error ``table`` gives ``facts`` (``classify``, then ``build``), the status the body
+    states standing in for a missing HTTP status."""
+    facts = with_stated_status(facts)
+    code, retryable = classify(table, facts)
+    return build(code, retryable, facts, detail=detail)
+
+
 def classify(table: Table, facts: Facts) -> tuple[str, bool]:
     """The code and ``retryable`` of the first matching row, else of the HTTP status.
 
     Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
-    With no HTTP status, the status the body states stands in (``_envelopes.stated_status``);
-    a plain answer is then read again by its wording (``_wording.reread``).
+    A plain answer is then read again by its wording (``_wording.reread``). ``decide`` lets
+    the status a body states stand in for a missing HTTP status first (``with_stated_status``).
     """
-    if facts.status is None and facts.body is not None:
-        facts.status = _envelopes.stated_status(facts.body)  # no HTTP status: the body's own
     added = extra_rules(facts.provider)
     row = (added.first_match(facts) if added is not None else None) or table.first_match(facts)
     if row is None:
@@ -541,7 +491,7 @@ def upstream_of(facts: Facts) -> dict[str, Any]:
         up["stop_reason"] = short(facts.stop_reason, 256)
     if facts.message:
         up["message"] = short(facts.message)
-    request_id = facts.request_id
+    request_id = facts.reported_request_id
     if request_id:
         up["request_id"] = short(request_id, 256)
     if facts.exception:
@@ -585,7 +535,7 @@ def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[st
     wait = facts.wait
     if wait is None and "retry_delay" in facts.extra:  # a body's own wait (Gemini's RetryInfo)
         wait = parse_duration(facts.extra["retry_delay"])
-    if wait is None and facts.raw_headers is not None:
+    if wait is None and facts.headers:
         wait = retry_after(facts.headers)
     if wait is None and code in ("upstream.rate_limited", "upstream.overloaded"):
         wait = retry_hint(facts.message)
@@ -594,9 +544,9 @@ def hints(facts: Facts, code: str) -> tuple[float | None, int | None, Mapping[st
         attempts = attempts_of(facts.source)
     limit: Mapping[str, Any] | None = None
     if code == "context.window_exceeded":
-        limit = context_limit(facts.message) or _stated.context_numbers(facts.extra)
-    elif code == "upstream.rate_limited" and facts.raw_headers is not None:
-        limit = _stated.rate_limit_headers(facts.headers)
+        limit = context_limit(facts.message) or _stated_limits.context_numbers(facts.extra)
+    elif code == "upstream.rate_limited" and facts.headers:
+        limit = _stated_limits.rate_limit_headers(facts.headers)
     return wait, attempts, limit
 
 
@@ -617,13 +567,13 @@ def build(
     to the code's title. The error is a snapshot: it keeps nothing of ``facts``.
     """
     if limit is None and code == "upstream.rate_limited":
-        stated = _stated.rate_limit_found(facts.lowered)  # it decides ``retryable`` too
+        stated = _stated_limits.rate_limit_found(facts.lowered)  # it decides ``retryable`` too
         if stated is not None:
-            if _stated.never_met(stated):
+            if _stated_limits.never_met(stated):
                 retryable = False  # a quota of 0, or one request over the whole allowance
-            limit = _stated.stated_limit(stated)
-    if model_feedback is None and code in _stated.TOOL_CODES:
-        model_feedback, where = _stated.tool_failure(code, facts.message, facts.extra)
+            limit = _stated_limits.stated_limit(stated)
+    if model_feedback is None and code in _tool_refusals.TOOL_CODES:
+        model_feedback, where = _tool_refusals.tool_failure(code, facts.message, facts.extra)
         location = location or where
     wait = attempts = None
     try:
@@ -683,7 +633,7 @@ def stop_error(
     (a number is kept, ``0`` too: ``choice=0`` names the first choice).
     """
     facts = Facts(
-        provider,
+        provider=provider,
         stop_reason=reason,
         request_id=request_id,
         extra={k: v for k, v in extra.items() if v or isinstance(v, (int, float))},
@@ -726,7 +676,7 @@ def tool_call_problem(
     name: Any, arguments: Any, call_id: Any, offered: frozenset[str] | None, provider: str
 ) -> HarnessError | None:
     """``output.unknown_tool`` or ``output.invalid_tool_arguments`` for one tool call."""
-    facts = Facts(provider)
+    facts = Facts(provider=provider)
     location: dict[str, Any] = {}
     if isinstance(name, str):
         location["tool_name"] = name

@@ -8,8 +8,8 @@ never raises (``safe_text``).
 
 from __future__ import annotations
 
-from ._values import qualname
-from ._wire import short
+from ._http_wire import short
+from ._safe_read import qualname
 from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
 __all__ = ["internal", "safe_text", "stdlib"]

@@ -14,6 +14,9 @@ decides. Families are tried in order, so a spent balance that also says "rate li
 spent balance. A provider's specific rows (a code such as ``context_length_exceeded``) come
 first and are never overridden unless their answer is itself a plain one.
 
+``finish_failure`` reads a finish reason nobody listed (``malformed_function_call``,
+``error``, ``SAFETY``) by the same kind of word families.
+
 Words are plain lower-case substrings of ``Facts.lowered`` (the message, cut to
 ``MAX_MESSAGE``): one substring test each, no pattern, on the failure path only. The few
 meanings words cannot say (a count between the words) have a pattern in ``_patterns``,
@@ -58,6 +61,7 @@ __all__ = [
     "UNREACHABLE",
     "UNSUPPORTED",
     "Family",
+    "finish_failure",
     "reread",
     "wait_in_words",
 ]
@@ -457,3 +461,46 @@ def wait_in_words(text: str) -> float | None:
         return None  # none, or the tail of a longer run of digits: no number of seconds
     seconds = float(match["n"]) * _WAIT_UNITS[match["unit"]]
     return min(max(seconds, 0.0), MAX_WAIT)
+
+
+# -- finish reasons nobody listed ------------------------------------------------------------------
+
+_KNOWN_FINISH: Final = frozenset(
+    {"stop", "length", "tool_calls", "content_filter", "function_call", "eos", "end_turn"}
+    | {"stop_sequence", "tool_use", "null", "none", ""}
+)
+_FINISH_WORDS: Final = (
+    (
+        ("malformed_function", "malformed_tool", "invalid_function", "invalid_tool"),
+        "output.invalid_tool_arguments",
+    ),
+    (("unexpected_tool", "unknown_tool"), "output.unknown_tool"),
+    (("malformed", "invalid"), "output.malformed"),
+    (("refus",), "policy.model_refusal"),
+    (
+        ("safety", "filter", "block", "prohibited", "recitation", "spii", "moderat", "guardrail"),
+        "policy.content_filtered",
+    ),
+    (
+        ("length", "max_tokens", "max_output", "token_limit", "token limit", "tokens"),
+        "output.truncated",
+    ),
+    (("error", "fail", "abort"), "upstream.unavailable"),
+)
+"""Words that name a failure in a finish reason nobody listed, first family found wins."""
+
+
+def finish_failure(reason: str) -> str | None:
+    """The code an unlisted finish reason names by its words, or ``None``.
+
+    A proxy in front of Gemini passes ``malformed_function_call``; OpenRouter ends a failed
+    stream with ``error``; other servers say ``SAFETY`` or ``token_limit``. A reason in none
+    of these families (or a known one: ``stop``, ``tool_calls``, ...) is not a failure.
+    """
+    low = reason[:64].lower()
+    if low in _KNOWN_FINISH:
+        return None
+    for words, code in _FINISH_WORDS:
+        if any(word in low for word in words):
+            return code
+    return None

@@ -9,7 +9,7 @@ Where each shared piece lives:
 * this file (found by pytest itself): the Hypothesis profiles every property test runs
   under, whichever folder it lives in (before, they were set by the hostile folder's
   conftest, so a module run alone got other settings than in the whole suite), and the
-  fixtures tests of several folders use (``lib``, ``closed_port``);
+  fixtures tests of several folders use (``lib``, ``closed_port``, ``clean_registry``);
 * ``tests/hostile/conftest.py``: timing of hostile inputs (hang detection and the report of
   the slowest input per function);
 * ``tests/providers/test_completeness.py``: the conventions a provider's test module
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -44,6 +45,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def lib(request: pytest.FixtureRequest) -> Any:
     """httpx, then httpx2: the same failures through both libraries."""
     return pytest.importorskip(request.param)
+
+
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    """The test ends with nothing registered but the library's own readers: the readers,
+    response readers and rules it adds (``register_reader``, ``add_rules``, ...) are gone."""
+    from normalize_errors import _readers
+
+    saved = dict(_readers.BUILTIN)
+    saved_responses = dict(_readers.BUILTIN_RESPONSES)
+    yield
+    _readers.BUILTIN_RESPONSES.clear()
+    _readers.BUILTIN_RESPONSES.update(saved_responses)
+    _readers._LOADED_RESPONSES.clear()
+    _readers._READERS.clear()
+    _readers._RESPONSES.clear()
+    _readers._RULES.clear()
+    _readers.forget_classes()
+    _readers.BUILTIN.clear()
+    _readers.BUILTIN.update(saved)
 
 
 @pytest.fixture

@@ -125,6 +125,7 @@ def test_a_missing_sdk_is_named() -> None:
 
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.kind == "program"], ids=str)
+@pytest.mark.usefixtures("clean_registry")  # the extending guide adds readers and rules
 def test_program_runs(block: Block, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The block runs to its end; its asserts hold."""
     sdk = missing_sdk(block.code)

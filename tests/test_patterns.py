@@ -108,7 +108,7 @@ def test_every_entry_states_its_bound_and_why_it_is_linear() -> None:
 
 def test_rule_tables_match_only_the_cut_message() -> None:
     """Rule patterns run on ``Facts.lowered``: the message cut to ``MAX_MESSAGE``."""
-    facts = Facts("openai", message="9" * 1_000_000)
+    facts = Facts(provider="openai", message="9" * 1_000_000)
     assert len(facts.lowered) == _patterns.MAX_MESSAGE
     assert CONTEXT_COUNT in _rule_patterns()  # the shared wording is among those checked
 
@@ -359,7 +359,7 @@ if MODE == "normalize":
         results["bad code"] = "accepted"
     except ValueError as exc:
         results["bad code"] = type(exc).__name__
-    from normalize_errors._wire import parse_duration
+    from normalize_errors._http_wire import parse_duration
     results["duration"] = [parse_duration("1s" * N), parse_duration("1h2m3s")]
 
 if MODE == "check":

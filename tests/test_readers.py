@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +27,7 @@ from normalize_errors.replay import load, run, shipped
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "extending.md"
 
 
-@pytest.fixture(autouse=True)
-def clean_registry() -> Iterator[None]:
-    """Every test starts and ends with nothing registered but the library's own readers."""
-    saved = dict(_readers.BUILTIN)
-    saved_responses = dict(_readers.BUILTIN_RESPONSES)
-    yield
-    _readers.BUILTIN_RESPONSES.clear()
-    _readers.BUILTIN_RESPONSES.update(saved_responses)
-    _readers._LOADED_RESPONSES.clear()
-    _readers._READERS.clear()
-    _readers._RESPONSES.clear()
-    _readers._RULES.clear()
-    _readers.forget_classes()
-    _readers.BUILTIN.clear()
-    _readers.BUILTIN.update(saved)
+pytestmark = pytest.mark.usefixtures("clean_registry")
 
 
 class GatewayError(Exception):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from normalize_errors._http_wire import lower_headers
 from normalize_errors._rules import Facts, context_limit, retry_hint, rule
 from normalize_errors.providers import NAMES, adapter
 
@@ -47,11 +49,13 @@ def test_words_and_patterns_must_be_lower_case() -> None:
     with pytest.raises(ValueError, match="lower-cased"):
         rule("upstream.overloaded", "x", message=r"Overloaded")
     row = rule("upstream.overloaded", "x", words=("overloaded",))
-    assert row.matches(Facts("openai", message="Model OVERLOADED, retry"))
-    assert not row.matches(Facts("openai", message="Model busy"))
+    assert row.matches(Facts(provider="openai", message="Model OVERLOADED, retry"))
+    assert not row.matches(Facts(provider="openai", message="Model busy"))
     counted = rule("context.window_exceeded", "x", words=("count",), message=r"count \(\d+\)")
-    assert counted.matches(Facts("openai", message="Token COUNT (12) exceeds"))
-    assert not counted.matches(Facts("openai", message="Token count exceeds"))  # words, no pattern
+    assert counted.matches(Facts(provider="openai", message="Token COUNT (12) exceeds"))
+    assert not counted.matches(
+        Facts(provider="openai", message="Token count exceeds")
+    )  # words, no pattern
 
 
 @pytest.mark.parametrize(
@@ -111,9 +115,9 @@ def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> No
 
     headers = {"Retry-After": "7", "x-request-id": "req_1"}
     facts = Facts(
-        "google",
+        provider="google",
         status=429,
-        headers=headers,
+        headers=lower_headers(headers),
         message="Quota exceeded for metric: generate_content_free_tier_requests, limit: 10",
         vendor_code="RESOURCE_EXHAUSTED",
         extra={"retry_delay": "26s", "domain": "googleapis.com"},
@@ -126,9 +130,8 @@ def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> No
     assert err.detail.startswith("Quota exceeded")
     before = err.to_dict()
     headers["x-request-id"] = "req_2"
-    facts.message = "changed"
-    facts.extra = {"domain": "changed"}
-    facts.status = 500
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.message = "changed"  # type: ignore[misc]
     assert err.to_dict() == before
     assert not any(value is facts for value in vars(err).values())
 
@@ -193,9 +196,9 @@ def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> 
     assert table.candidates(None, frozenset({"busy"})) == (by_id, anywhere)
     assert table.candidates(429, frozenset({"busy"})) == (by_id, by_status, anywhere)
     assert table.candidates(500, frozenset({"other"})) == (anywhere,)
-    facts = Facts("openai", 429, {}, None, "", message="the prompt is too long")
+    facts = Facts(provider="openai", status=429, headers={}, message="the prompt is too long")
     assert table.first_match(facts) is by_status
-    facts = Facts("openai", 400, {}, None, "", message="the prompt is too long")
+    facts = Facts(provider="openai", status=400, headers={}, message="the prompt is too long")
     assert table.first_match(facts) is anywhere
 
 

@@ -11,20 +11,20 @@ import json
 import pytest
 
 from normalize_errors import HarnessError, check, from_response
-from normalize_errors._stated import (
+from normalize_errors._stated_limits import (
     context_numbers,
-    finish_failure,
     never_met,
     rate_limit_found,
     rate_limit_headers,
     stated_limit,
-    tool_failure,
 )
+from normalize_errors._tool_refusals import tool_failure
+from normalize_errors._wording import finish_failure
 
 
 def rate_limit_stated(lowered: str) -> tuple[dict[str, object] | None, bool]:
     """The limit a lower-cased message states, and whether waiting can never meet it, as
-    ``_rules.build`` and ``Facts.hints`` read them between them."""
+    ``_rules.build`` and ``_rules.hints`` read them between them."""
     found = rate_limit_found(lowered)
     return (None, False) if found is None else (stated_limit(found), never_met(found))
 

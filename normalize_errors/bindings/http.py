@@ -21,8 +21,8 @@ import json
 import math
 from typing import Any, Final
 
+from .._http_wire import lower_headers, parse_body, retry_after
 from .._registry import TYPE_URIS, code_info
-from .._wire import lower_headers, parse_body, retry_after
 from ..exceptions import HarnessError, ProblemFormatError
 
 __all__ = [

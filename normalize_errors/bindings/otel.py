@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from .._redact import redact, redact_all
-from .._values import qualname
+from .._safe_read import qualname
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:

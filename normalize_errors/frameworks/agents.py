@@ -33,7 +33,7 @@ from .._patterns import (
     AGENTS_TURNS,
     MAX_MESSAGE,
 )
-from .._values import qualname
+from .._safe_read import qualname
 from ._common import known, names, output_error
 
 __all__ = ["read", "retry_policy"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import HarnessError
 from .._patterns import INSTRUCTOR_REFUSED, INSTRUCTOR_USED, MAX_MESSAGE
-from .._values import qualname
+from .._safe_read import qualname
 from ._common import known, names, output_error, through
 
 __all__ = ["read"]

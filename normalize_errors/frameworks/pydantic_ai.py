@@ -35,7 +35,7 @@ from .._patterns import (
     PYDANTIC_AI_TIMED_OUT,
     PYDANTIC_AI_TOOL_RETRIES,
 )
-from .._values import qualname
+from .._safe_read import qualname
 from ._common import known, names, output_error, through
 
 __all__ = ["fallback_on", "read"]

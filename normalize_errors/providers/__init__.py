@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
-from .._values import field, innermost, module_of
+from .._safe_read import field, innermost, module_of
 from ..exceptions import HarnessError
 
 if TYPE_CHECKING:

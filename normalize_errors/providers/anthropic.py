@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Final
 
-from .._path import SDK as _SDK
-from .._path import facts_of, read_exception
+from .._from_exception import SDK as _SDK
+from .._from_exception import facts_of, read_exception
+from .._http_wire import short
 from .._registry import status_code
 from .._rules import (
     CONTEXT_WORDS,
@@ -43,15 +45,14 @@ from .._rules import (
     Table,
     Usage,
     build,
-    classify,
+    decide,
     offered_names,
     read_usage,
     rule,
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, text_of
-from .._wire import short
+from .._safe_read import field, integer, text_of
 from ..exceptions import HarnessError
 from . import declared
 
@@ -217,36 +218,38 @@ is not an upstream failure and is left to the caller's ``harness.internal_error`
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _read(body: Any, facts: Facts) -> None:
-    """Fill ``facts`` from an Anthropic-shaped error body (a dict, or anything else)."""
+def _read(body: Any, facts: Facts) -> Facts:
+    """``facts`` with what an Anthropic-shaped error body says (a dict, or anything else)."""
     if not isinstance(body, dict):
-        return
+        return facts
     error = body.get("error")
+    found: dict[str, Any] = {}
     if isinstance(error, str):
-        facts.message = error
+        found["message"] = error
         error = None
     if not isinstance(error, dict):
         message = body.get("message")
         if isinstance(message, str):
-            facts.message = message
-        return
+            found["message"] = message
+        return replace(facts, **found) if found else facts
     message = error.get("message")
     if isinstance(message, str):
-        facts.message = message
+        found["message"] = message
     elif isinstance(message, (dict, list)):
-        facts.message = short(json.dumps(message, default=str))
+        found["message"] = short(json.dumps(message, default=str))
     error_type = text_of(error.get("type"))
     if error_type:
-        facts.vendor_type = error_type
+        found["vendor_type"] = error_type
     details = error.get("details")
     if isinstance(details, dict) and details:
         code = text_of(details.get("error_code"))
         if code:
-            facts.vendor_code = code
-        facts.extra = {**facts.extra, "details": details}
+            found["vendor_code"] = code
+        found["extra"] = {**facts.extra, "details": details}
     request_id = body.get("request_id")
     if isinstance(request_id, str) and request_id:
-        facts.request_id = request_id
+        found["request_id"] = request_id
+    return replace(facts, **found) if found else facts
 
 
 _ERROR_TYPES: Final = frozenset(
@@ -295,31 +298,31 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the Anthropic shape."""
     number = integer(status)
     in_stream = number is not None and 200 <= number <= 299  # the stream's, before its error
-    facts = facts_of(SDK, number, headers, body)
-    facts.in_stream = in_stream
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, facts_of(SDK, number, headers, body, in_stream=in_stream))
 
 
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool | None:
+def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | Facts | None:
     """What only the anthropic SDK's exceptions say: ids as attributes, a token endpoint."""
     if name == "AnthropicError":
-        return False  # the SDK's base class, raised for the client's own misuse
-    if facts.raw_headers is None:  # else the `request-id` header is read on first use
+        return None  # the SDK's base class, raised for the client's own misuse
+    found: dict[str, Any] = {}
+    if not facts.headers:  # else the `request-id` header is read
         request_id = text_of(field(exc, "request_id"))
         if request_id:  # the SDK's copy of the header comes first, then the body's
-            facts.request_id = request_id
+            found["request_id"] = request_id
     if not isinstance(facts.body, dict):  # the SDK's copies of the body's type and code
-        facts.vendor_type = facts.vendor_type or text_of(field(exc, "type"))
-        facts.vendor_code = facts.vendor_code or text_of(field(exc, "error_code"))
+        found["vendor_type"] = facts.vendor_type or text_of(field(exc, "type"))
+        found["vendor_code"] = facts.vendor_code or text_of(field(exc, "error_code"))
+    if found:
+        facts = replace(facts, **found)
     if name == "WorkloadIdentityError" and facts.status is not None:
         by_status, again = status_code(facts.status)
         if again:  # the token endpoint was busy or down, not the credentials refused
             return build(by_status, again, facts)
-    return None
+    return facts
 
 
 def normalize(exc: BaseException) -> HarnessError | None:
@@ -508,10 +511,7 @@ def _error_event(event: Any) -> HarnessError:
             },
             "request_id": field(event, "request_id"),
         }
-    facts = facts_of(SDK, None, None, event)
-    facts.in_stream = True
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, facts_of(SDK, None, None, event, in_stream=True))
 
 
 def _block_state(block: Any) -> dict[str, Any]:

@@ -38,6 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from .._http_wire import body_text, lower_headers, parse_body, short
 from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
     CONTEXT_WORDS,
@@ -47,15 +48,14 @@ from .._rules import (
     Usage,
     build,
     class_entry,
-    classify,
+    decide,
     offered_names,
     read_usage,
     rule,
     stop_error,
     tool_call_problem,
 )
-from .._values import field, innermost, integer, module_of, qualname, sequence, text_of
-from .._wire import body_text, lower_headers, parse_body, short
+from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from ..exceptions import HarnessError
 from . import declared
 
@@ -236,7 +236,7 @@ def _facts(
 ) -> Facts:
     code = code or _error_type(headers.get("x-amzn-errortype"))
     return Facts(
-        NAME,
+        provider=NAME,
         status=status,
         headers=headers,
         body=body,
@@ -247,7 +247,7 @@ def _facts(
         exception=exception,
         in_stream=in_stream,
         attempts=attempts,
-        extra=extra,
+        extra=extra or {},
     )
 
 
@@ -289,8 +289,7 @@ def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     if message is None and parsed is None and text and not text.lstrip().startswith("<"):
         message = short(text.strip(), 2048) or None
     facts = _facts(number, low, code, message, body=parsed, text=text, extra=extra or None)
-    result, retryable = classify(TABLE, facts)
-    return build(result, retryable, facts)
+    return decide(TABLE, facts)
 
 
 # -- botocore exceptions ------------------------------------------------------------------------
@@ -345,8 +344,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
         attempts=None if retries is None else retries + 1,
         extra=extra,
     )
-    result, retryable = classify(TABLE, facts)
-    return build(result, retryable, facts)
+    return decide(TABLE, facts)
 
 
 def _raw_event(exc: BaseException) -> Any:
@@ -677,8 +675,7 @@ def _stream_error(kind: str, body: Any) -> HarnessError:
     """An exception event of a stream given as data (botocore raises it when iterating)."""
     extra = _original(body)
     facts = _facts(None, {}, kind, text_of(field(body, "message")), in_stream=True, extra=extra)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, facts)
 
 
 def _chunk_json(event: Any) -> Any:

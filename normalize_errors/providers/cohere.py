@@ -22,26 +22,26 @@ Facts worth knowing (see ``TABLE`` for the mapping):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Final
 
-from .._path import SDK as _SDK
-from .._path import facts_of, read_exception
+from .._from_exception import SDK as _SDK
+from .._from_exception import facts_of, read_exception
+from .._http_wire import lower_headers, short
 from .._rules import (
     CONTEXT_WORDS,
     Facts,
     StopRow,
     Table,
     Usage,
-    build,
-    classify,
+    decide,
     offered_names,
     read_usage,
     rule,
     stop_error,
     tool_call_problem,
 )
-from .._values import field, integer, sequence, text_of
-from .._wire import short
+from .._safe_read import field, integer, sequence, text_of
 from ..exceptions import HarnessError
 from . import declared
 
@@ -120,16 +120,18 @@ reaches ``ApiError``; a test checks that every exception class the SDK exports i
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def read_body(body: Any, facts: Facts) -> None:
+def read_body(body: Any, facts: Facts) -> Facts:
     """The body reader: ``{"message": ...}`` or ``{"id": ..., "message": ...}``."""
     if not isinstance(body, dict):
-        return
+        return facts
+    found: dict[str, Any] = {}
     message = body.get("message")
     if isinstance(message, str):
-        facts.message = message
+        found["message"] = message
     body_id = body.get("id")
     if isinstance(body_id, str) and body_id:
-        facts.extra = {**facts.extra, "id": body_id}
+        found["extra"] = {**facts.extra, "id": body_id}
+    return replace(facts, **found) if found else facts
 
 
 SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, read_body)
@@ -143,23 +145,23 @@ def looks_like(body: Any) -> bool:
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw Cohere error response."""
-    facts = facts_of(SDK, integer(status), headers, body)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, facts_of(SDK, integer(status), headers, body))
 
 
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _adjust(name: str, exc: BaseException, facts: Facts) -> None:
+def _adjust(name: str, exc: BaseException, facts: Facts) -> Facts:
     """The SDK's errors carry ``headers`` themselves, not on a ``response``."""
-    if facts.raw_headers is None:
-        facts.raw_headers = field(exc, "headers")
+    found: dict[str, Any] = {}
+    if not facts.headers:
+        found["headers"] = lower_headers(field(exc, "headers"))
     if not facts.message and name != "ApiError":  # ParsingError, SSEError: their own text
         try:
-            facts.message = short(str(exc), 2048) or None
+            found["message"] = short(str(exc), 2048) or None
         except Exception:
-            facts.message = None
+            found["message"] = None
+    return replace(facts, **found) if found else facts
 
 
 def normalize(exc: BaseException) -> HarnessError | None:

@@ -34,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._envelopes import MEANINGS, read_envelope
+from .._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
 from .._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
@@ -47,9 +48,8 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, Table, add_upstream, build, classify, rule
-from .._values import field, integer, qualname, text_of
-from .._wire import MAX_MESSAGE, body_text, html_title, parse_body, short
+from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
+from .._safe_read import field, integer, qualname, text_of
 from ..exceptions import HarnessError
 from . import PROVIDERS, declared
 
@@ -324,20 +324,19 @@ def read(
     if code is not None and 200 <= code <= 299 and not found.get("message"):
         detail = f"{where}: a success response, it reports no error"
     facts = Facts(
-        provider,
+        provider=provider,
         status=code,
-        headers=headers,
+        headers=lower_headers(headers),
         body=parsed,
         # An HTML page stays out of ``upstream``: its title is kept instead.
         text="" if title is not None else text,
         message=found.get("message"),
         vendor_code=found.get("vendor_code"),
-        ids=found.get("ids", ()),
+        more_ids=tuple(found.get("ids", ())),
         id_headers=_REQUEST_IDS,
         extra=more,
     )
-    error_code, retryable = classify(TABLE, facts)
-    return build(error_code, retryable, facts, detail=short(" ".join(detail.split()), 1024))
+    return decide(TABLE, facts, detail=short(" ".join(detail.split()), 1024))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
@@ -465,7 +464,7 @@ def _fixed(
     if cause is not None:
         extra["cause"] = qualname(cause)
     facts = Facts(
-        provider_for_host(host) or NAME,
+        provider=provider_for_host(host) or NAME,
         message=message,
         vendor_code=vendor_code,
         exception=qualname(exc),

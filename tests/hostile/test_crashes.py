@@ -146,10 +146,10 @@ class BrokenHeaders:
 @pytest.mark.parametrize(
     "facts",
     [
-        Facts("openai", status=429, wait=HOSTILE_WAIT, message="slow down"),
-        Facts("openai", status=429, headers=BrokenHeaders(), message="slow down"),
-        Facts("openai", status=429, extra={"value": Hostile(), "code": 10**5000}),
-        Facts("openai", status=429, extra={"retry_delay": Hostile()}),
+        Facts(provider="openai", status=429, wait=HOSTILE_WAIT, message="slow down"),
+        Facts(provider="openai", status=429, headers=BrokenHeaders(), message="slow down"),  # type: ignore[arg-type]
+        Facts(provider="openai", status=429, extra={"value": Hostile(), "code": 10**5000}),
+        Facts(provider="openai", status=429, extra={"retry_delay": Hostile()}),
     ],
     ids=["wait", "headers", "extra", "retry-delay"],
 )

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 import normalize_errors
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, normalize, wrap
 from normalize_errors import _redact as redaction
+from normalize_errors._http_wire import short
 from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact, sanitize
-from normalize_errors._wire import short
 from normalize_errors._wrap import typed_error
 from normalize_errors.providers import _calls
 from normalize_errors.replay import load, shipped

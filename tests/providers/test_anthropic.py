@@ -23,8 +23,8 @@ import pytest
 
 from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
+from normalize_errors._http_wire import parse_body
 from normalize_errors._rules import class_entry
-from normalize_errors._wire import parse_body
 from normalize_errors.providers import adapter
 from normalize_errors.providers import anthropic as adapter_module
 from normalize_errors.replay import compare, load

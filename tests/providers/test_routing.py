@@ -10,7 +10,7 @@ import anthropic
 import pytest
 
 from normalize_errors import normalize
-from normalize_errors._path import message_of
+from normalize_errors._from_exception import message_of
 from normalize_errors.providers import provider_of_module, provider_of_result
 from normalize_errors.providers._calls import http_library
 
@@ -116,12 +116,12 @@ def test_the_walk_to_the_innermost_frame_is_bounded() -> None:
 
 
 def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> None:
-    """``_path.read_exception`` with no ``adjust`` (the SDK-specific step every built-in
+    """``_from_exception.read_exception`` with no ``adjust`` (the SDK-specific step every built-in
     adapter passes) reads a real SDK status error from its status, headers and body alone,
     to the answer the adapter gives. The body is the recorded one of the cassette."""
     import openai
 
-    from normalize_errors._path import read_exception
+    from normalize_errors._from_exception import read_exception
     from normalize_errors.providers import openai as openai_adapter
 
     from ..support import recorded

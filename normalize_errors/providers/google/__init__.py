@@ -70,7 +70,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..._rules import Facts, build
-from ..._values import qualname
+from ..._safe_read import qualname
 from ...exceptions import HarnessError
 from ._errors import (
     CLASSES,
@@ -104,7 +104,7 @@ __all__ = [
 
 
 def _unreadable(what: str, bug: Exception, exception: str | None = None) -> HarnessError:
-    facts = Facts(NAME, exception=exception, extra={"bug": type(bug).__name__})
+    facts = Facts(provider=NAME, exception=exception, extra={"bug": type(bug).__name__})
     detail = f"normalize-errors could not read {what} ({type(bug).__name__})."
     return build("harness.internal_error", False, facts, detail=detail)
 

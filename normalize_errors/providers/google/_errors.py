@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any, Final
 
-from ..._path import fixed_error, message_of, note_cause
+from ..._from_exception import fixed_error, message_of, note_cause
+from ..._http_wire import body_text, lower_headers, parse_body, short
 from ..._patterns import (
     GOOGLE_CANONICAL,
     GOOGLE_FUNCTION,
@@ -23,11 +25,10 @@ from ..._rules import (
     Table,
     build,
     class_entry,
-    classify,
+    decide,
     rule,
 )
-from ..._values import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..._wire import body_text, parse_body, short
+from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from ...exceptions import HarnessError
 from .. import declared
 
@@ -391,32 +392,32 @@ def _details_extra(details: Any) -> dict[str, Any]:
     return extra
 
 
-def _read(error: Any, facts: Facts) -> int | None:
-    """Fill ``facts`` from a Google-shaped error object (a dict, a string or anything);
-    return the HTTP status the body itself states (its numeric ``code``), if any."""
+def _read(error: Any, facts: Facts) -> tuple[Facts, int | None]:
+    """``facts`` with what a Google-shaped error object says (a dict, a string or anything),
+    and the HTTP status the body itself states (its numeric ``code``), if any."""
     if isinstance(error, str):
-        facts.message = error
-        return None
+        return replace(facts, message=error), None
     if not isinstance(error, dict):
-        return None
+        return facts, None
+    found: dict[str, Any] = {}
     message = error.get("message")
     if isinstance(message, str):
-        facts.message = message
+        found["message"] = message
     ids: list[Any] = []
     status = text_of(error.get("status"))
     if status and (status in _STATUSES or _CANONICAL.fullmatch(status)):
-        facts.vendor_code = status
+        found["vendor_code"] = status
     code = error.get("code")
     body_code = integer(code)
     if body_code is None and isinstance(code, str) and code:
         # The Interactions API reportedly sends a string code ("invalid_request").
         ids.append(code)
-        if facts.vendor_code is None:
-            facts.vendor_code = code
+        if found.get("vendor_code", facts.vendor_code) is None:
+            found["vendor_code"] = code
     details = error.get("details")
     reason = _read_ids(details, ids)
     if isinstance(details, list) and details:
-        facts.extra = {**_details_extra(details), **facts.extra}
+        found["extra"] = {**_details_extra(details), **facts.extra}
     if "errors" in error:
         for item in sequence(error["errors"]):
             # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
@@ -424,24 +425,23 @@ def _read(error: Any, facts: Facts) -> int | None:
                 ids.append(item["reason"])
                 reason = reason or item["reason"]
     if reason:
-        facts.vendor_type = reason
+        found["vendor_type"] = reason
     if ids:
-        facts.more_ids = tuple(ids)
-    return body_code
+        found["more_ids"] = tuple(ids)
+    return (replace(facts, **found) if found else facts), body_code
 
 
-def _read_printed(text: str, facts: Facts) -> int | None:
-    """Fill ``facts`` from an SDK's printed error text (no JSON body): the ErrorInfo reasons it
-    quotes (protobuf text, JSON or a Python repr of the details); return the status it
+def _read_printed(text: str, facts: Facts) -> tuple[Facts, int | None]:
+    """``facts`` with what an SDK's printed error text says (no JSON body): the ErrorInfo
+    reasons it quotes (protobuf text, JSON or a Python repr of the details); and the status it
     states (google.api_core's leading ``400 ``, the JS SDK's ``[403 Forbidden]``), if any."""
     head = text[:MAX_MESSAGE]
     found = GOOGLE_PRINTED_REASON.compiled().finditer(head)
     ids = [m.group(1) for _, m in zip(range(8), found, strict=False)]
     if ids:
-        facts.vendor_type = ids[0]
-        facts.more_ids = (*facts.more_ids, *ids)
+        facts = replace(facts, vendor_type=ids[0], more_ids=(*facts.more_ids, *ids))
     stated = GOOGLE_PRINTED_STATUS.compiled().search(head)
-    return integer(stated.group(1) or stated.group(2)) if stated is not None else None
+    return facts, integer(stated.group(1) or stated.group(2)) if stated is not None else None
 
 
 def _looks_html(text: str) -> bool:
@@ -464,25 +464,33 @@ def _facts(
     exception: str | None = None,
     in_stream: bool = False,
 ) -> Facts:
-    facts = Facts(NAME, None, headers, body)
-    facts.exception, facts.in_stream, facts.id_headers = exception, in_stream, _ID_HEADERS
-    body_code = _read(_inner(body), facts)
+    given = Facts(
+        provider=NAME,
+        status=status,
+        headers=lower_headers(headers),
+        body=body,
+        text=text,
+        exception=exception,
+        in_stream=in_stream,
+        id_headers=_ID_HEADERS,
+    )
+    facts, stated = _read(_inner(body), given)
     message = facts.message
     if isinstance(message, str) and _looks_html(message):
         # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
-        text, facts.message = message, None
+        text = message
+        facts = replace(facts, message=None, text=text)
     if body is None and text and facts.message is None and not _looks_html(text):
-        facts.message = short(text.strip(), 2048) if len(text) < 2048 else None
-        body_code = _read_printed(text, facts)
-    facts.text = text
-    facts.status = body_code if status is None else status
-    return facts  # RetryInfo's retryDelay stays in extra; Facts.hints reads it on first use
+        facts = replace(facts, message=short(text.strip(), 2048) if len(text) < 2048 else None)
+        facts, stated = _read_printed(text, facts)
+    if status is None and stated is not None:
+        facts = replace(facts, status=stated)  # no HTTP status: the one the body states
+    return facts  # RetryInfo's retryDelay stays in extra; ``build`` reads it (``hints``)
 
 
 def _decide(facts: Facts) -> HarnessError:
     """Classify ``facts`` with ``TABLE`` and build the error."""
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, facts)
 
 
 def looks_like(body: Any) -> bool:
@@ -593,17 +601,16 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
         }
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
     if in_stream:
-        facts.extra = {**facts.extra, "status": http}  # the stream's own status
+        facts = replace(facts, extra={**facts.extra, "status": http})  # the stream's own status
     return _decide(facts)
 
 
 def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
     """A Live API session closed with a WebSocket close code and a reason."""
-    facts = Facts(NAME, message=reason if isinstance(reason, str) and reason else None)
+    facts = Facts(provider=NAME, message=reason if isinstance(reason, str) and reason else None)
     if isinstance(reason, dict):
-        _read(_inner(reason), facts)
-    facts.exception = qualname
-    facts.extra = {**facts.extra, "close_code": code}
+        facts, _ = _read(_inner(reason), facts)
+    facts = replace(facts, exception=qualname, extra={**facts.extra, "close_code": code})
     for row in TABLE:
         if row.matches(facts):
             return _decide(facts)
@@ -624,14 +631,14 @@ def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError 
     facts = _facts(status, headers, parsed, text, exception=qualname)
     message = field(exc, "message")
     if facts.message is None and isinstance(message, str):
-        facts.message = message
+        facts = replace(facts, message=message)
     if name == "interactions.APIWebSocketError":
         close = integer(field(exc, "close_code"))
         server = text_of(field(exc, "server_code"))
         if close:
-            facts.extra = {**facts.extra, "close_code": close}
+            facts = replace(facts, extra={**facts.extra, "close_code": close})
         if server:
-            facts.vendor_code = server
+            facts = replace(facts, vendor_code=server)
         if status is None and not server:
             if facts.message and "must " in facts.message:
                 return build("upstream.invalid_response", True, facts)
@@ -679,7 +686,7 @@ def _sdk_type_error(exc: BaseException) -> HarnessError | None:
         exception="builtins.TypeError",
         in_stream=True,
     )
-    facts.extra = {**facts.extra, "sdk_error": short(str(exc), 256)}
+    facts = replace(facts, extra={**facts.extra, "sdk_error": short(str(exc), 256)})
     return _decide(facts)
 
 
@@ -697,11 +704,10 @@ def _normalize(exc: BaseException) -> HarnessError | None:
         return _interactions(exc, name, exception)
     if fixed is None:
         return None
-    facts = Facts(NAME, message=message_of(exc), exception=exception)
+    facts = Facts(provider=NAME, message=message_of(exc), exception=exception)
     if name == "ContinuationInterruptedError":
         kept = {a: field(exc, a) for a in ("continuation_token", "interaction_id")}
-        facts.extra = {a: v for a, v in kept.items() if isinstance(v, str)}
+        facts = replace(facts, extra={a: v for a, v in kept.items() if isinstance(v, str)})
     if name in ("UnknownFunctionCallArgumentError", "FunctionInvocationError"):
-        note_cause(exc, facts)
-        return _function_error(exc, fixed[0], facts)
+        return _function_error(exc, fixed[0], note_cause(exc, facts))
     return fixed_error(name, fixed, exc, facts)

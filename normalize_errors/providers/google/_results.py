@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ..._http_wire import short
 from ..._rules import (
     StopRow,
     Usage,
@@ -14,8 +15,7 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._values import field, integer
-from ..._wire import short
+from ..._safe_read import field, integer
 from ...exceptions import HarnessError
 from ._errors import NAME, _decide, _facts, _word
 

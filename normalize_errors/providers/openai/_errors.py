@@ -4,10 +4,12 @@ OpenAI-compatible vendors (the package's doc says what is worth knowing)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, Final
 
-from ..._path import SDK as _SDK
-from ..._path import facts_of, message_of, read_exception
+from ..._from_exception import SDK as _SDK
+from ..._from_exception import facts_of, message_of, read_exception
+from ..._http_wire import short
 from ..._rules import (
     CONTEXT_COUNT,
     CONTEXT_COUNT_WORDS,
@@ -17,10 +19,11 @@ from ..._rules import (
     add_upstream,
     build,
     classify,
+    decide,
     rule,
+    with_stated_status,
 )
-from ..._values import field, integer, text_of
-from ..._wire import short
+from ..._safe_read import field, integer, text_of
 from ...exceptions import HarnessError
 from .. import declared
 
@@ -367,42 +370,45 @@ _OWN: Final = frozenset({"message", "code", "type", "param"})
 """The members of OpenAI's own error object; ``_read_more`` reads the others that servers add."""
 
 
-def _read(error: Any, facts: Facts) -> None:
-    """Fill ``facts`` from an OpenAI-shaped error object (a dict, a string or anything)."""
+def _read(error: Any, facts: Facts) -> Facts:
+    """``facts`` with what an OpenAI-shaped error object says (a dict, a string or anything)."""
     if isinstance(error, str):
-        if facts.message is None:
-            facts.message = error
-        return
+        return replace(facts, message=error) if facts.message is None else facts
     if not isinstance(error, dict):
-        return
+        return facts
+    found: dict[str, Any] = {}
     message = error.get("message")
     if isinstance(message, str):
-        facts.message = message
+        found["message"] = message
     elif isinstance(message, (dict, list)):
-        facts.message = short(json.dumps(message))
+        found["message"] = short(json.dumps(message))
     code = error.get("code")
     code_text = text_of(code) or (str(code) if integer(code) is not None else None)
     if code_text:
-        facts.vendor_code = code_text
+        found["vendor_code"] = code_text
     error_type = text_of(error.get("type"))
     if error_type:
-        facts.vendor_type = error_type
+        found["vendor_type"] = error_type
     extra: dict[str, Any] = {}
     param = error.get("param")
     if isinstance(param, str):
         extra["param"] = param
     if not _OWN.issuperset(error):
-        _read_more(error, facts, extra)
+        _read_more(error, facts, found, extra)
     if extra:
-        facts.extra = {**facts.extra, **extra}
+        found["extra"] = {**facts.extra, **extra}
+    return replace(facts, **found) if found else facts
 
 
-def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> None:
+def _read_more(
+    error: dict[Any, Any], facts: Facts, found: dict[str, Any], extra: dict[str, Any]
+) -> None:
     """The members other servers add to OpenAI's four (Azure, OpenRouter, Groq, llama.cpp,
-    Cloudflare, NVIDIA NIM): more ids into ``facts``, what to keep into ``extra``."""
+    Cloudflare, NVIDIA NIM): more ids, a message and a code into ``found`` (the members
+    ``_read`` gives the facts), what to keep into ``extra``."""
     inner = error.get("innererror")
     if isinstance(inner, dict):
-        facts.more_ids = (*facts.more_ids, text_of(inner.get("code")))
+        found["more_ids"] = (*facts.more_ids, text_of(inner.get("code")))
         extra["innererror"] = inner
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
@@ -415,22 +421,23 @@ def _read_more(error: dict[Any, Any], facts: Facts, extra: dict[str, Any]) -> No
         if type(number) is int:
             extra[name] = number
     listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
-    if facts.message is None and isinstance(listed, list) and listed:
+    if found.get("message", facts.message) is None and isinstance(listed, list) and listed:
         first = listed[0]
         if isinstance(first, dict):
             text = first.get("message")
             if isinstance(text, str):
-                facts.message = text
+                found["message"] = text
             number = first.get("code")
-            if facts.vendor_code is None and (text_of(number) or integer(number) is not None):
-                facts.vendor_code = text_of(number) or str(number)
-    if facts.message is None and integer(error.get("status")) is not None:
+            vendor_code = found.get("vendor_code", facts.vendor_code)
+            if vendor_code is None and (text_of(number) or integer(number) is not None):
+                found["vendor_code"] = text_of(number) or str(number)
+    if found.get("message", facts.message) is None and integer(error.get("status")) is not None:
         text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
         if isinstance(text, str):
-            facts.message = text
+            found["message"] = text
 
 
-def read_body(body: Any, facts: Facts) -> None:
+def read_body(body: Any, facts: Facts) -> Facts:
     """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
     if isinstance(body, list) and body and isinstance(body[0], dict):
         body = body[0]
@@ -440,13 +447,13 @@ def read_body(body: Any, facts: Facts) -> None:
         code = body.get("code")
         code_text = text_of(code) or (str(code) if integer(code) is not None else None)
         if code_text:
-            facts.vendor_code = code_text
+            facts = replace(facts, vendor_code=code_text)
     if isinstance(body, dict) and "error" in body:
         body = body["error"]  # the error object inside the envelope
         inner = body.get("error") if isinstance(body, dict) else None
         if isinstance(inner, dict) and "message" not in body:
             body = inner  # nested two levels (OpenRouter): the innermost holds the words
-    _read(body, facts)
+    return _read(body, facts)
 
 
 SDK: Final = _SDK(
@@ -472,15 +479,13 @@ def looks_like(body: Any) -> bool:
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the OpenAI shape."""
-    facts = facts_of(SDK, integer(status), headers, body)
-    error_code, retryable = classify(TABLE, facts)
-    return build(error_code, retryable, facts)
+    return decide(TABLE, facts_of(SDK, integer(status), headers, body))
 
 
 # -- SDK exceptions -----------------------------------------------------------------------------
 
 
-def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool | None:
+def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | Facts | None:
     """What only the openai SDK's exceptions say: a stream's error, a finish-reason error."""
     if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
         completion = field(exc, "completion")
@@ -491,14 +496,14 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | bool 
             add_upstream(found, {"exception": facts.exception})
             return found
     if name == "APIError" and facts.status is None:
-        facts.in_stream = True  # an {"error": ...} event inside a stream: no status
+        facts = replace(facts, in_stream=True)  # an {"error": ...} event inside a stream
     if name in _BASES and not facts.message:
-        facts.message = message_of(exc)
+        facts = with_stated_status(replace(facts, message=message_of(exc)))
         code, retryable = classify(_CREDENTIALS, facts)
         if code == "upstream.authentication_failed":
             return build(code, retryable, facts)
-        return False  # the SDK's base class, raised for the client's own misuse
-    return None
+        return None  # the SDK's base class, raised for the client's own misuse
+    return facts
 
 
 def normalize(exc: BaseException) -> HarnessError | None:

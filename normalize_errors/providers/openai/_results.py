@@ -10,15 +10,14 @@ from ..._rules import (
     Facts,
     StopRow,
     Usage,
-    build,
-    classify,
+    decide,
     offered_names,
     read_usage,
     stop_error,
     tool_call_problem,
 )
-from ..._stated import finish_failure
-from ..._values import field, sequence, text_of
+from ..._safe_read import field, sequence, text_of
+from ..._wording import finish_failure
 from ...exceptions import HarnessError
 from ._errors import NAME, TABLE, _read
 
@@ -366,7 +365,7 @@ def _not_a_result(result: Any) -> HarnessError | None:
     if isinstance(error, (dict, str)):
         found = _from_error_object(error if isinstance(error, dict) else {"message": error})
     else:
-        from ..._answers import not_a_result
+        from ..._not_answers import not_a_result
 
         found = not_a_result(extra, NAME)
     found.result = result
@@ -381,10 +380,7 @@ def _from_error_object(error: Any, **context: Any) -> HarnessError:
     """
     if not isinstance(error, dict):
         error = {name: field(error, name) for name in ("code", "message", "type", "param")}
-    facts = Facts(NAME, **context)
-    _read(error, facts)
-    code, retryable = classify(TABLE, facts)
-    return build(code, retryable, facts)
+    return decide(TABLE, _read(error, Facts(provider=NAME, **context)))
 
 
 def _error_event(event: Any) -> HarnessError:

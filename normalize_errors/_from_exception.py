@@ -8,12 +8,13 @@ Everything else happens here, once, for every provider:
 1. the class: the first class of the exception's MRO that ``CLASSES`` names, under the
    SDK's root module (decided once per type);
 2. the facts: HTTP status, the body (parsed if it is text), what the body reader finds in
-   it (message, vendor code and type, extra members), the response headers (kept as the
-   vendor's object, read on first use), the exception's qualified name;
+   it (message, vendor code and type, extra members), the response headers (lower-cased
+   when the facts are made), the exception's qualified name; the facts are frozen, and
+   each step returns new ones;
 3. a fixed class: its code, with ``timeout``/``connection_error`` as the vendor code of the
    SDK's timeout and connection classes, the exception's own message when the body gave
    none, and the class of its ``__cause__``;
-4. otherwise the table decides (``classify``), and ``build`` makes the error.
+4. otherwise the table decides (``decide``: ``classify``, then ``build`` makes the error).
 
 ``build`` computes every member (``detail``, ``retry_after``, ``attempts``, ``limit``,
 ``upstream``) at once and hands them to the error's constructor: an error is a snapshot.
@@ -21,12 +22,13 @@ Everything else happens here, once, for every provider:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ._rules import Facts, Table, build, class_entry, classify
-from ._values import field, integer, qualname
-from ._wire import body_text, parse_body, short
+from ._http_wire import body_text, lower_headers, parse_body, short
+from ._rules import Facts, Table, build, class_entry, decide
+from ._safe_read import field, integer, qualname
 from .exceptions import HarnessError
 
 __all__ = [
@@ -38,10 +40,10 @@ __all__ = [
     "read_exception",
 ]
 
-BodyReader = Callable[[Any, Facts], None]
-"""Fills the facts from a parsed error body: ``message``, ``vendor_code``, ``vendor_type``,
-``more_ids`` (more vendor codes), ``request_id``, and members to keep in ``upstream``
-(``facts.extra = {**facts.extra, ...}``)."""
+BodyReader = Callable[[Any, Facts], Facts]
+"""Returns the facts with what a parsed error body says (``dataclasses.replace``):
+``message``, ``vendor_code``, ``vendor_type``, ``more_ids`` (more vendor codes),
+``request_id``, and members to keep in ``upstream`` (``extra={**facts.extra, ...}``)."""
 
 _CONNECTION_CODES: Mapping[str, str] = {
     "APITimeoutError": "timeout",
@@ -83,6 +85,10 @@ def facts_of(
     status: int | None,
     headers: Any,
     body: Any,
+    *,
+    exception: str | None = None,
+    source: BaseException | None = None,
+    in_stream: bool = False,
 ) -> Facts:
     """The facts of one failure: ``body`` (parsed or text) read by the SDK's body reader.
 
@@ -93,13 +99,24 @@ def facts_of(
         text, parsed = body_text(body), parse_body(body)
     else:
         text, parsed = "", body
-    facts = Facts(sdk.name, status, headers, parsed, text)
-    facts.id_headers = sdk.id_headers
-    sdk.read_body(parsed, facts)
+    facts = sdk.read_body(
+        parsed,
+        Facts(
+            provider=sdk.name,
+            status=status,
+            headers=lower_headers(headers),
+            body=parsed,
+            text=text,
+            id_headers=sdk.id_headers,
+            exception=exception,
+            source=source,
+            in_stream=in_stream,
+        ),
+    )
     if parsed is None and text and not facts.message and len(text) < 2048:
         plain = text.strip()
         if plain and not plain.startswith("<"):
-            facts.message = short(plain, 2048)
+            facts = dataclasses.replace(facts, message=short(plain, 2048))
     return facts
 
 
@@ -107,13 +124,13 @@ def read_exception(
     sdk: SDK,
     exc: BaseException,
     *,
-    adjust: Callable[[str, BaseException, Facts], HarnessError | bool | None] | None = None,
+    adjust: Callable[[str, BaseException, Facts], HarnessError | Facts | None] | None = None,
 ) -> HarnessError | None:
     """The harness error for an exception of ``sdk``, or ``None`` if it is not one of its.
 
     ``adjust(class_name, exc, facts)``, when given, sees the facts before the decision: it
-    may fill what only this SDK's exception carries (and return ``None``), return the
-    error itself, or return ``False`` for an exception the SDK's tables do not answer.
+    returns them with what only this SDK's exception carries, or the error itself, or
+    ``None`` for an exception the SDK's tables do not answer.
     """
     entry = class_entry(exc, sdk.classes, sdk.roots)
     if entry is None:
@@ -129,18 +146,24 @@ def read_exception(
         headers = field(field(exc, "response", "raw_response"), "headers")
         body = field(exc, "body")
     status = integer(status)
-    facts = facts_of(sdk, status, headers, body)
-    facts.exception, facts.source = qualname(exc), exc
-    facts.in_stream = fixed is None and status is not None and 200 <= status <= 299
+    facts = facts_of(
+        sdk,
+        status,
+        headers,
+        body,
+        exception=qualname(exc),
+        source=exc,
+        in_stream=fixed is None and status is not None and 200 <= status <= 299,
+    )
     if adjust is not None:
-        err = adjust(name, exc, facts)
-        if err is False:
+        adjusted = adjust(name, exc, facts)
+        if adjusted is None:
             return None
-        if isinstance(err, HarnessError):
-            return err
+        if isinstance(adjusted, HarnessError):
+            return adjusted
+        facts = adjusted
     if fixed is None:
-        code, retryable = classify(sdk.table, facts)
-        return build(code, retryable, facts)
+        return decide(sdk.table, facts)
     return fixed_error(name, fixed, exc, facts)
 
 
@@ -155,16 +178,18 @@ def fixed_error(
     """
     code, retryable = fixed
     vendor_code = _CONNECTION_CODES.get(name.rpartition(".")[2])
-    if vendor_code is not None:
-        facts.vendor_code = vendor_code
-    if not facts.message:
-        facts.message = message_of(exc)
-    note_cause(exc, facts)
+    facts = dataclasses.replace(
+        note_cause(exc, facts),
+        vendor_code=facts.vendor_code if vendor_code is None else vendor_code,
+        message=facts.message or message_of(exc),
+    )
     return build(code, retryable, facts)
 
 
-def note_cause(exc: BaseException, facts: Facts) -> None:
-    """Keep the class of ``exc.__cause__`` (the transport's error, say) as ``upstream.cause``."""
+def note_cause(exc: BaseException, facts: Facts) -> Facts:
+    """``facts``, keeping the class of ``exc.__cause__`` (the transport's error, say) as
+    ``upstream.cause``."""
     cause = exc.__cause__
-    if cause is not None:
-        facts.extra = {**facts.extra, "cause": qualname(cause)}
+    if cause is None:
+        return facts
+    return dataclasses.replace(facts, extra={**facts.extra, "cause": qualname(cause)})

@@ -20,7 +20,7 @@ from ._patterns import (
     SECONDS,
 )
 from ._redact import cut
-from ._values import integer
+from ._safe_read import integer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

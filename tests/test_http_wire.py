@@ -1,11 +1,10 @@
-"""The wire readers (`_wire`): headers, retry hints, durations, bodies, HTML titles."""
+"""The wire readers (`_http_wire`): headers, retry hints, durations, bodies, HTML titles."""
 
 from __future__ import annotations
 
 import pytest
 
-from normalize_errors._values import text_of
-from normalize_errors._wire import (
+from normalize_errors._http_wire import (
     MAX_JSON,
     body_text,
     html_title,
@@ -16,6 +15,7 @@ from normalize_errors._wire import (
     stainless_retry_count,
     stream_error,
 )
+from normalize_errors._safe_read import text_of
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 
