@@ -54,7 +54,7 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
 from ._dropin import dropin_class, make_dropin
-from ._values import module_of
+from ._safe_read import module_of
 from .exceptions import HarnessError
 from .providers import PROVIDERS, provider_of_module, provider_of_type
 
@@ -938,7 +938,7 @@ def _generating_method(func: Any) -> bool:
 
 def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
     """The error for text an SDK's generating call returned (the caller raises it)."""
-    from ._answers import not_an_answer, provider_of
+    from ._not_answers import not_an_answer, provider_of
 
     err = not_an_answer(result, provider or provider_of(owner))
     err.result = result
