@@ -287,11 +287,17 @@ def _raised_by_sdk(exc: BaseException) -> bool:
 def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> BaseException:
     """What to raise for ``exc``: its typed error (a drop-in with ``exc``'s chain and frames,
     or a plain error whose cause is ``exc``), or ``exc`` itself when the wrapped client is an
-    SDK's and neither the SDK nor its transport raised it. Raise it outside the ``except``
+    SDK's and neither the SDK nor its transport raised it, or when a drop-in was asked for
+    and no drop-in class can be made of ``exc``'s class. Raise it outside the ``except``
     clause (or re-raise ``exc`` with a bare ``raise``)."""
     if options.sdk and not _raised_by_sdk(exc):
         return exc
     err = typed_error(exc, provider=options.provider, dropin=options.dropin)
+    if options.dropin and err.problem is err:
+        # no drop-in class can be made of ``exc``'s (pydantic's ValidationError refuses
+        # subclasses): a plain harness error would escape the caller's ``except`` of the
+        # vendor's class, so ``exc`` goes on as raised (``normalize(exc)`` types it)
+        return exc
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts

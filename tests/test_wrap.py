@@ -26,6 +26,7 @@ from normalize_errors import (
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
     _wrap,
+    normalize,
     normalized,
     wrap,
 )
@@ -1156,3 +1157,40 @@ def test_a_stream_watched_twice_is_watched_once() -> None:
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)
     assert len(info.value.chunks or []) == 2
+
+
+def test_an_sdk_exception_no_drop_in_can_be_made_of_is_re_raised_unchanged() -> None:
+    """pydantic's ``ValidationError`` (raised by the SDK's own parse helper) cannot be
+    subclassed: no drop-in can be made, so ``wrap()`` re-raises it as the very object the SDK
+    raised (a plain harness error would escape ``except ValidationError``); ``normalize()``
+    still gives its harness error, and ``dropin=False`` still raises the plain harness error."""
+    import pydantic
+
+    class Answer(pydantic.BaseModel):
+        city: str
+
+    def wrong(request: Any) -> tuple[int, bytes, str]:
+        message = {"role": "assistant", "content": json.dumps({"town": "Paris"})}
+        completion = {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        }
+        return 200, json.dumps(completion).encode(), "application/json"
+
+    def call(client: Any) -> Callable[[], Any]:
+        return lambda: client.chat.completions.parse(
+            model="m", messages=MESSAGES, response_format=Answer
+        )
+
+    plain = _raised(call(openai_client(wrong)))
+    err = _raised(call(wrap(openai_client(wrong), check=False)))
+    assert type(plain) is pydantic.ValidationError
+    assert type(err) is pydantic.ValidationError
+    assert not isinstance(err, HarnessError)
+    assert isinstance(normalize(err), HarnessError)
+    typed = _raised(call(wrap(openai_client(wrong), check=False, dropin=False)))
+    assert isinstance(typed, HarnessError)
+    assert type(typed.__cause__) is pydantic.ValidationError
