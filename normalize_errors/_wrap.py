@@ -410,19 +410,34 @@ class _TargetDict:
 
 
 class _Proxy:
-    """Stands in for an SDK object: forwards everything, wraps what comes out."""
+    """Stands in for an SDK object: forwards everything, wraps what comes out.
+
+    A proxy's ``type()`` is a subclass of ``_Proxy`` made for its target's class (see
+    ``_proxy_class``): calling it builds an instance of that class, as SDK code that
+    rebuilds an object with ``type(resource)(client)`` expects.
+    """
 
     # Wrapped resources and methods are kept in ``_ne_cache``, so a second
     # ``client.chat.completions.create`` never reaches __getattr__.
     __slots__ = ("__weakref__", "_ne_cache", "_ne_options", "_ne_target")
 
+    _ne_class: weakref.ref[type] | None = None
+    """The target's class, on the subclass made for it (held weakly: see ``_PROXY_CLASSES``)."""
+
     __init__ = _TargetInit()
     __dict__ = _TargetDict()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``type(proxy)(...)``: an instance of the target's class, as the SDK builds it."""
+        target_class = cls._ne_class() if cls._ne_class is not None else None
+        if target_class is None:
+            raise TypeError("a wrapped object is made by wrap(), not by calling its class")
+        return target_class(*args, **kwargs)
 
     @classmethod
     def _ne_make(cls, target: Any, options: _Options) -> Any:
         """A proxy of ``target``."""
-        proxy = object.__new__(cls)
+        proxy = object.__new__(_proxy_class(type(target)) if cls is _Proxy else cls)
         object.__setattr__(proxy, "_ne_target", target)
         object.__setattr__(proxy, "_ne_options", options)
         object.__setattr__(proxy, "_ne_cache", {})
@@ -544,6 +559,21 @@ class _Proxy:
         return _AsyncStream._ne_make(target.__aiter__(), self._ne_options, None, target)
 
 
+_PROXY_CLASSES: Final[weakref.WeakKeyDictionary[type, type[_Proxy]]] = weakref.WeakKeyDictionary()
+"""The proxy class made for each target class. The target class is a weak key and the proxy
+class holds it only weakly (``_ne_class``): a class botocore makes per session is collected
+with its proxy class once nothing else holds it."""
+
+
+def _proxy_class(cls: type) -> type[_Proxy]:
+    """The ``_Proxy`` subclass for proxies of instances of ``cls``, named as ``cls``."""
+    found = _PROXY_CLASSES.get(cls)
+    if found is None:
+        made = type(cls.__name__, (_Proxy,), {"__slots__": (), "_ne_class": weakref.ref(cls)})
+        found = _PROXY_CLASSES.setdefault(cls, made)
+    return found
+
+
 def _tools(kwargs: dict[str, Any]) -> Any:
     """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``.
 
@@ -641,11 +671,23 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
                 raise
         else:
             if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
+                if hasattr(result, "__aiter__"):  # an async paginator: awaited or iterated
+                    return _AsyncPager._ne_make(result, options)
                 return _awaited(result, options, _tools(kwargs), owner)
             return _after(result, options, _tools(kwargs), owner)
         raise failure
 
     return call
+
+
+class _AsyncPager(_Proxy):
+    """What an async client's list method returns (the SDKs' ``AsyncPaginator``): awaited,
+    it gives the first page; iterated with ``async for``, every item; failures typed."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Any:
+        return _awaited(self._ne_target, self._ne_options, None, None).__await__()
 
 
 async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) -> Any:

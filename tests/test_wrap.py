@@ -1194,3 +1194,52 @@ def test_an_sdk_exception_no_drop_in_can_be_made_of_is_re_raised_unchanged() -> 
     typed = _raised(call(wrap(openai_client(wrong), check=False, dropin=False)))
     assert isinstance(typed, HarnessError)
     assert type(typed.__cause__) is pydantic.ValidationError
+
+
+def test_the_type_of_a_wrapped_resource_builds_the_sdks_resource() -> None:
+    """``type(resource)(client)`` (anthropic's ``rejecting_non_json`` rebuilds a resource on a
+    copy of its client that way) builds the SDK's resource, as without ``wrap()``."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="sk-ant-test")
+    sessions = wrap(client).beta.sessions
+    rebuilt = type(sessions)(client)
+    assert type(rebuilt) is type(client.beta.sessions)
+    assert rebuilt._client is client
+    assert type(sessions).__name__ == type(client.beta.sessions).__name__
+
+
+def test_an_async_list_is_both_awaited_and_iterated() -> None:
+    """An async client's ``models.list()`` (an ``AsyncPaginator``) works with ``async for`` and
+    with ``await``, as without ``wrap()``; its failures are typed."""
+    httpx = http_library("openai")
+    models = {
+        "object": "list",
+        "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "o"}],
+    }
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, json=models)
+
+    def failing(request: Any) -> Any:
+        return httpx.Response(429, json={"error": {"message": "slow down", "type": "requests"}})
+
+    def client(answer: Callable[[Any], Any]) -> Any:
+        transport = httpx.MockTransport(answer)
+        return wrap(
+            openai.AsyncOpenAI(
+                api_key="sk-test", max_retries=0, http_client=httpx.AsyncClient(transport=transport)
+            )
+        )
+
+    async def main() -> None:
+        assert [m.id async for m in client(handler).models.list()] == ["m"]
+        page = await client(handler).models.list()
+        assert [m.id for m in page.data] == ["m"]
+        with pytest.raises(UpstreamRateLimitedError):
+            await client(failing).models.list()
+        with pytest.raises(openai.RateLimitError):
+            async for _ in client(failing).models.list():
+                pass
+
+    asyncio.run(main())
