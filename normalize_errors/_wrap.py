@@ -311,6 +311,8 @@ def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) ->
 def _after(
     value: Any, options: _Options, tools: Any, owner: Any = None, *, from_call: bool = True
 ) -> Any:
+    if isinstance(value, _Proxy):  # wrapped already (the SDK built a wrapped client)
+        return value
     kind = _kind(value, from_call)
     if kind == _PLAIN:
         # text from a generating call is a page or a gateway, not an answer
@@ -445,7 +447,8 @@ class _Proxy:
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(proxy, openai.OpenAI) holds
-        return type(self._ne_target)
+        cls: type = self._ne_target.__class__  # a wrapped target's is its own target's
+        return cls
 
     def __getattr__(self, name: str) -> Any:
         # A proxy made without ``_ne_make`` would recurse here for ever; none is made (copies go

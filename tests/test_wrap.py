@@ -1243,3 +1243,20 @@ def test_an_async_list_is_both_awaited_and_iterated() -> None:
                 pass
 
     asyncio.run(main())
+
+
+def test_a_wrapped_client_wrapped_again_or_returned_by_a_call_is_still_the_sdks_class() -> None:
+    """``wrap(wrap(client))`` is an instance of the client's class, and a wrapped client that
+    a wrapped call returns (as when SDK code builds its copy through a wrapping ``__new__``)
+    comes back as it is, not wrapped twice."""
+
+    client = openai.OpenAI(api_key="sk-test")
+    twice = wrap(wrap(client))
+    assert isinstance(twice, openai.OpenAI)
+    inner = wrap(openai.OpenAI(api_key="sk-test"))
+
+    class Maker:
+        def make(self) -> Any:
+            return inner
+
+    assert wrap(Maker()).make() is inner
