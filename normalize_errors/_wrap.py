@@ -776,6 +776,12 @@ def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> b
     The stream stays the SDK's object: ``type()``, ``next()``, a subclass's methods and every
     member are its own. ``False`` for a stream of any other shape (then it is proxied)."""
     inner = vars(stream).get("_iterator") if hasattr(stream, "__dict__") else None
+    if inner is None and isinstance(
+        inspect.getattr_static(type(stream), "_iterator", None), functools.cached_property
+    ):
+        # anthropic 2.16 makes it on first use, on a copy of the stream (so that a subclass's
+        # ``__init__`` has run): make it now; a generator that has not started reads nothing
+        inner = stream._iterator
     if getattr(inner, "gi_code", None) is _watched.__code__:
         return True  # watched already (the same stream read twice)
     if getattr(inner, "ag_code", None) is _awatched.__code__:

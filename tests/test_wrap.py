@@ -1260,3 +1260,31 @@ def test_a_wrapped_client_wrapped_again_or_returned_by_a_call_is_still_the_sdks_
             return inner
 
     assert wrap(Maker()).make() is inner
+
+
+def test_an_anthropic_stream_subclass_that_sets_members_after_init_is_watched_in_place() -> None:
+    """anthropic 2.16 makes a stream's iterator on first use (a cached property): a subclass's
+    members set after ``super().__init__`` are there, and the stream is the SDK's object."""
+    import anthropic
+
+    httpx = http_library("anthropic")
+    events = b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+
+    class Tagged(anthropic.Stream[object]):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.tag = "tag"
+
+        def __stream__(self) -> Any:
+            for _ in super().__stream__():
+                yield self.tag
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, content=events, headers={"content-type": "text/event-stream"})
+
+    client = anthropic.Anthropic(
+        api_key="sk-ant-test", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    stream = wrap(client).get("/x", cast_to=object, stream=True, stream_cls=Tagged)
+    assert type(stream) is Tagged
+    assert next(stream) == "tag"
