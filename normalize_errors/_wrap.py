@@ -43,6 +43,7 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import inspect
 import sys
@@ -217,8 +218,8 @@ _DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, froze
 def _kind(value: Any, from_call: bool) -> int:
     """How to treat ``value``: returned by a call (``from_call``) or read as an attribute.
 
-    Data (strings, numbers, enums, containers) and classes are returned as they are; SDK
-    models are checked and returned as they are; generators and SDK streams are wrapped as
+    Data (strings, numbers, enums, containers, dataclasses) and classes are returned as they
+    are; SDK models are checked and returned as they are; generators and SDK streams are wrapped as
     streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
     proxies. Objects of httpx/httpx2 and context managers are wrapped only when a call
     returns them (a wrapped ``httpx.Client``'s responses and ``stream()`` managers), never
@@ -244,6 +245,8 @@ def _kind(value: Any, from_call: bool) -> int:
         kind = _PROXY if from_call and managed else _PLAIN
     elif hasattr(cls, "model_fields") or hasattr(cls, "__pydantic_fields__"):
         kind = _PAGE if hasattr(cls, "iter_pages") else _MODEL
+    elif dataclasses.is_dataclass(cls):  # data (openai's AgentTurnResult): as the SDK made it
+        kind = _PLAIN
     elif hasattr(cls, "__next__") or (hasattr(cls, "__iter__") and hasattr(cls, "response")):
         kind = _STREAM
     elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):

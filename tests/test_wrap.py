@@ -1288,3 +1288,25 @@ def test_an_anthropic_stream_subclass_that_sets_members_after_init_is_watched_in
     stream = wrap(client).get("/x", cast_to=object, stream=True, stream_cls=Tagged)
     assert type(stream) is Tagged
     assert next(stream) == "tag"
+
+
+def test_an_sdk_dataclass_result_comes_back_as_the_sdk_made_it() -> None:
+    """A dataclass of the SDK's (openai's agents results are frozen dataclasses) is data: a
+    call returns it as it is, so ``stream.get_final_result() is result`` holds as without
+    ``wrap()``."""
+    from openai.lib.beta.agents._tool_error import AgentToolError
+
+    made = AgentToolError(
+        error=RuntimeError("x"),
+        tool_name="t",
+        session_id="s",
+        turn_id="u",
+        call_id="c",
+        stage="run",  # type: ignore[arg-type]
+    )
+
+    class Holder:
+        def result(self) -> Any:
+            return made
+
+    assert wrap(Holder()).result() is made
