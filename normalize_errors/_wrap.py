@@ -43,6 +43,7 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import inspect
 import sys
@@ -217,8 +218,8 @@ _DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, froze
 def _kind(value: Any, from_call: bool) -> int:
     """How to treat ``value``: returned by a call (``from_call``) or read as an attribute.
 
-    Data (strings, numbers, enums, containers) and classes are returned as they are; SDK
-    models are checked and returned as they are; generators and SDK streams are wrapped as
+    Data (strings, numbers, enums, containers, dataclasses) and classes are returned as they
+    are; SDK models are checked and returned as they are; generators and SDK streams are wrapped as
     streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
     proxies. Objects of httpx/httpx2 and context managers are wrapped only when a call
     returns them (a wrapped ``httpx.Client``'s responses and ``stream()`` managers), never
@@ -244,6 +245,8 @@ def _kind(value: Any, from_call: bool) -> int:
         kind = _PROXY if from_call and managed else _PLAIN
     elif hasattr(cls, "model_fields") or hasattr(cls, "__pydantic_fields__"):
         kind = _PAGE if hasattr(cls, "iter_pages") else _MODEL
+    elif dataclasses.is_dataclass(cls):  # data (openai's AgentTurnResult): as the SDK made it
+        kind = _PLAIN
     elif hasattr(cls, "__next__") or (hasattr(cls, "__iter__") and hasattr(cls, "response")):
         kind = _STREAM
     elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):
@@ -287,11 +290,17 @@ def _raised_by_sdk(exc: BaseException) -> bool:
 def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> BaseException:
     """What to raise for ``exc``: its typed error (a drop-in with ``exc``'s chain and frames,
     or a plain error whose cause is ``exc``), or ``exc`` itself when the wrapped client is an
-    SDK's and neither the SDK nor its transport raised it. Raise it outside the ``except``
+    SDK's and neither the SDK nor its transport raised it, or when a drop-in was asked for
+    and no drop-in class can be made of ``exc``'s class. Raise it outside the ``except``
     clause (or re-raise ``exc`` with a bare ``raise``)."""
     if options.sdk and not _raised_by_sdk(exc):
         return exc
     err = typed_error(exc, provider=options.provider, dropin=options.dropin)
+    if options.dropin and err.problem is err:
+        # no drop-in class can be made of ``exc``'s (pydantic's ValidationError refuses
+        # subclasses): a plain harness error would escape the caller's ``except`` of the
+        # vendor's class, so ``exc`` goes on as raised (``normalize(exc)`` types it)
+        return exc
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts
@@ -305,6 +314,8 @@ def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) ->
 def _after(
     value: Any, options: _Options, tools: Any, owner: Any = None, *, from_call: bool = True
 ) -> Any:
+    if isinstance(value, _Proxy):  # wrapped already (the SDK built a wrapped client)
+        return value
     kind = _kind(value, from_call)
     if kind == _PLAIN:
         # text from a generating call is a page or a gateway, not an answer
@@ -404,19 +415,34 @@ class _TargetDict:
 
 
 class _Proxy:
-    """Stands in for an SDK object: forwards everything, wraps what comes out."""
+    """Stands in for an SDK object: forwards everything, wraps what comes out.
+
+    A proxy's ``type()`` is a subclass of ``_Proxy`` made for its target's class (see
+    ``_proxy_class``): calling it builds an instance of that class, as SDK code that
+    rebuilds an object with ``type(resource)(client)`` expects.
+    """
 
     # Wrapped resources and methods are kept in ``_ne_cache``, so a second
     # ``client.chat.completions.create`` never reaches __getattr__.
     __slots__ = ("__weakref__", "_ne_cache", "_ne_options", "_ne_target")
 
+    _ne_class: weakref.ref[type] | None = None
+    """The target's class, on the subclass made for it (held weakly: see ``_PROXY_CLASSES``)."""
+
     __init__ = _TargetInit()
     __dict__ = _TargetDict()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``type(proxy)(...)``: an instance of the target's class, as the SDK builds it."""
+        target_class = cls._ne_class() if cls._ne_class is not None else None
+        if target_class is None:
+            raise TypeError("a wrapped object is made by wrap(), not by calling its class")
+        return target_class(*args, **kwargs)
 
     @classmethod
     def _ne_make(cls, target: Any, options: _Options) -> Any:
         """A proxy of ``target``."""
-        proxy = object.__new__(cls)
+        proxy = object.__new__(_proxy_class(type(target)) if cls is _Proxy else cls)
         object.__setattr__(proxy, "_ne_target", target)
         object.__setattr__(proxy, "_ne_options", options)
         object.__setattr__(proxy, "_ne_cache", {})
@@ -424,7 +450,8 @@ class _Proxy:
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(proxy, openai.OpenAI) holds
-        return type(self._ne_target)
+        cls: type = self._ne_target.__class__  # a wrapped target's is its own target's
+        return cls
 
     def __getattr__(self, name: str) -> Any:
         # A proxy made without ``_ne_make`` would recurse here for ever; none is made (copies go
@@ -538,6 +565,21 @@ class _Proxy:
         return _AsyncStream._ne_make(target.__aiter__(), self._ne_options, None, target)
 
 
+_PROXY_CLASSES: Final[weakref.WeakKeyDictionary[type, type[_Proxy]]] = weakref.WeakKeyDictionary()
+"""The proxy class made for each target class. The target class is a weak key and the proxy
+class holds it only weakly (``_ne_class``): a class botocore makes per session is collected
+with its proxy class once nothing else holds it."""
+
+
+def _proxy_class(cls: type) -> type[_Proxy]:
+    """The ``_Proxy`` subclass for proxies of instances of ``cls``, named as ``cls``."""
+    found = _PROXY_CLASSES.get(cls)
+    if found is None:
+        made = type(cls.__name__, (_Proxy,), {"__slots__": (), "_ne_class": weakref.ref(cls)})
+        found = _PROXY_CLASSES.setdefault(cls, made)
+    return found
+
+
 def _tools(kwargs: dict[str, Any]) -> Any:
     """The tools a call offered: ``tools=``, or boto3 Converse's ``toolConfig=``.
 
@@ -635,11 +677,23 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
                 raise
         else:
             if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
+                if hasattr(result, "__aiter__"):  # an async paginator: awaited or iterated
+                    return _AsyncPager._ne_make(result, options)
                 return _awaited(result, options, _tools(kwargs), owner)
             return _after(result, options, _tools(kwargs), owner)
         raise failure
 
     return call
+
+
+class _AsyncPager(_Proxy):
+    """What an async client's list method returns (the SDKs' ``AsyncPaginator``): awaited,
+    it gives the first page; iterated with ``async for``, every item; failures typed."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Any:
+        return _awaited(self._ne_target, self._ne_options, None, None).__await__()
 
 
 async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) -> Any:
@@ -725,6 +779,12 @@ def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> b
     The stream stays the SDK's object: ``type()``, ``next()``, a subclass's methods and every
     member are its own. ``False`` for a stream of any other shape (then it is proxied)."""
     inner = vars(stream).get("_iterator") if hasattr(stream, "__dict__") else None
+    if inner is None and isinstance(
+        inspect.getattr_static(type(stream), "_iterator", None), functools.cached_property
+    ):
+        # anthropic 2.16 makes it on first use, on a copy of the stream (so that a subclass's
+        # ``__init__`` has run): make it now; a generator that has not started reads nothing
+        inner = stream._iterator
     if getattr(inner, "gi_code", None) is _watched.__code__:
         return True  # watched already (the same stream read twice)
     if getattr(inner, "ag_code", None) is _awatched.__code__:

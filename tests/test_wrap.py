@@ -26,6 +26,7 @@ from normalize_errors import (
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
     _wrap,
+    normalize,
     normalized,
     wrap,
 )
@@ -1156,3 +1157,156 @@ def test_a_stream_watched_twice_is_watched_once() -> None:
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)
     assert len(info.value.chunks or []) == 2
+
+
+def test_an_sdk_exception_no_drop_in_can_be_made_of_is_re_raised_unchanged() -> None:
+    """pydantic's ``ValidationError`` (raised by the SDK's own parse helper) cannot be
+    subclassed: no drop-in can be made, so ``wrap()`` re-raises it as the very object the SDK
+    raised (a plain harness error would escape ``except ValidationError``); ``normalize()``
+    still gives its harness error, and ``dropin=False`` still raises the plain harness error."""
+    import pydantic
+
+    class Answer(pydantic.BaseModel):
+        city: str
+
+    def wrong(request: Any) -> tuple[int, bytes, str]:
+        message = {"role": "assistant", "content": json.dumps({"town": "Paris"})}
+        completion = {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        }
+        return 200, json.dumps(completion).encode(), "application/json"
+
+    def call(client: Any) -> Callable[[], Any]:
+        return lambda: client.chat.completions.parse(
+            model="m", messages=MESSAGES, response_format=Answer
+        )
+
+    plain = _raised(call(openai_client(wrong)))
+    err = _raised(call(wrap(openai_client(wrong), check=False)))
+    assert type(plain) is pydantic.ValidationError
+    assert type(err) is pydantic.ValidationError
+    assert not isinstance(err, HarnessError)
+    assert isinstance(normalize(err), HarnessError)
+    typed = _raised(call(wrap(openai_client(wrong), check=False, dropin=False)))
+    assert isinstance(typed, HarnessError)
+    assert type(typed.__cause__) is pydantic.ValidationError
+
+
+def test_the_type_of_a_wrapped_resource_builds_the_sdks_resource() -> None:
+    """``type(resource)(client)`` (anthropic's ``rejecting_non_json`` rebuilds a resource on a
+    copy of its client that way) builds the SDK's resource, as without ``wrap()``."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="sk-ant-test")
+    sessions = wrap(client).beta.sessions
+    rebuilt = type(sessions)(client)
+    assert type(rebuilt) is type(client.beta.sessions)
+    assert rebuilt._client is client
+    assert type(sessions).__name__ == type(client.beta.sessions).__name__
+
+
+def test_an_async_list_is_both_awaited_and_iterated() -> None:
+    """An async client's ``models.list()`` (an ``AsyncPaginator``) works with ``async for`` and
+    with ``await``, as without ``wrap()``; its failures are typed."""
+    httpx = http_library("openai")
+    models = {
+        "object": "list",
+        "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "o"}],
+    }
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, json=models)
+
+    def failing(request: Any) -> Any:
+        return httpx.Response(429, json={"error": {"message": "slow down", "type": "requests"}})
+
+    def client(answer: Callable[[Any], Any]) -> Any:
+        transport = httpx.MockTransport(answer)
+        return wrap(
+            openai.AsyncOpenAI(
+                api_key="sk-test", max_retries=0, http_client=httpx.AsyncClient(transport=transport)
+            )
+        )
+
+    async def main() -> None:
+        assert [m.id async for m in client(handler).models.list()] == ["m"]
+        page = await client(handler).models.list()
+        assert [m.id for m in page.data] == ["m"]
+        with pytest.raises(UpstreamRateLimitedError):
+            await client(failing).models.list()
+        with pytest.raises(openai.RateLimitError):
+            async for _ in client(failing).models.list():
+                pass
+
+    asyncio.run(main())
+
+
+def test_a_wrapped_client_wrapped_again_or_returned_by_a_call_is_still_the_sdks_class() -> None:
+    """``wrap(wrap(client))`` is an instance of the client's class, and a wrapped client that
+    a wrapped call returns (as when SDK code builds its copy through a wrapping ``__new__``)
+    comes back as it is, not wrapped twice."""
+
+    client = openai.OpenAI(api_key="sk-test")
+    twice = wrap(wrap(client))
+    assert isinstance(twice, openai.OpenAI)
+    inner = wrap(openai.OpenAI(api_key="sk-test"))
+
+    class Maker:
+        def make(self) -> Any:
+            return inner
+
+    assert wrap(Maker()).make() is inner
+
+
+def test_an_anthropic_stream_subclass_that_sets_members_after_init_is_watched_in_place() -> None:
+    """anthropic 2.16 makes a stream's iterator on first use (a cached property): a subclass's
+    members set after ``super().__init__`` are there, and the stream is the SDK's object."""
+    import anthropic
+
+    httpx = http_library("anthropic")
+    events = b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+
+    class Tagged(anthropic.Stream[object]):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.tag = "tag"
+
+        def __stream__(self) -> Any:
+            for _ in super().__stream__():
+                yield self.tag
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, content=events, headers={"content-type": "text/event-stream"})
+
+    client = anthropic.Anthropic(
+        api_key="sk-ant-test", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    stream = wrap(client).get("/x", cast_to=object, stream=True, stream_cls=Tagged)
+    assert type(stream) is Tagged
+    assert next(stream) == "tag"
+
+
+def test_an_sdk_dataclass_result_comes_back_as_the_sdk_made_it() -> None:
+    """A dataclass of the SDK's (openai's agents results are frozen dataclasses) is data: a
+    call returns it as it is, so ``stream.get_final_result() is result`` holds as without
+    ``wrap()``."""
+    from openai.lib.beta.agents._tool_error import AgentToolError
+
+    made = AgentToolError(
+        error=RuntimeError("x"),
+        tool_name="t",
+        session_id="s",
+        turn_id="u",
+        call_id="c",
+        stage="run",  # type: ignore[arg-type]
+    )
+
+    class Holder:
+        def result(self) -> Any:
+            return made
+
+    assert wrap(Holder()).result() is made
