@@ -314,7 +314,7 @@ def _read_at_once(
     """What ``read(err)`` gives in six threads started at once, on an error nobody read yet."""
     import threading
 
-    start = threading.Barrier(6)
+    start = threading.Barrier(6, timeout=60)
     seen: list[tuple[object, ...]] = []
 
     def run() -> None:

@@ -78,11 +78,11 @@ def _race(exc: BaseException) -> None:
 
 def _read_while(err: HarnessError, round_: int) -> list[BaseException]:
     """Set four members of ``err`` while ``THREADS`` threads make their first reads of it."""
-    start = threading.Barrier(THREADS + 1)
+    go = threading.Event()
     failures: list[BaseException] = []
 
     def read() -> None:
-        start.wait()
+        go.wait(timeout=60)
         try:
             for _ in range(5):
                 _read_all(err)
@@ -92,13 +92,14 @@ def _read_while(err: HarnessError, round_: int) -> list[BaseException]:
     readers = [threading.Thread(target=read) for _ in range(THREADS)]
     for thread in readers:
         thread.start()
-    start.wait()  # the writer goes with the readers' first reads
+    go.set()  # the writer goes with the readers' first reads
     err.upstream = {"set": round_}
     err.detail = f"set by the caller, round {round_}"
     err.retry_after = 7.0 + round_
     err.limit = {"name": "set", "value": round_}
     for thread in readers:
-        thread.join()
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in readers), "a reader is stuck"
     return failures
 
 
