@@ -7,6 +7,7 @@ the success path runs on an in-memory transport with bodies built here for the p
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import multiprocessing
 import pickle
@@ -934,6 +935,9 @@ def test_an_applications_own_exception_passes_through_as_the_same_object() -> No
     def hook(request: Any) -> None:
         raise app
 
+    plain = transport_client(ok, event_hooks={"request": [hook]})
+    if _raised(lambda: plain.chat.completions.create(model="m", messages=MESSAGES)) is not app:
+        pytest.skip("this openai version raises its own APIConnectionError from the hook's error")
     hooked = wrap(transport_client(ok, event_hooks={"request": [hook]}))
     assert _raised(lambda: hooked.chat.completions.create(model="m", messages=MESSAGES)) is app
 
@@ -1114,7 +1118,10 @@ def test_an_async_raw_response_is_the_sdks_and_still_checked() -> None:
         plain = await client("end_turn").messages.with_raw_response.create(**ask)
         raw = await wrap(client("end_turn")).messages.with_raw_response.create(**ask)
         assert type(raw) is type(plain)
-        assert (await raw.parse()).content[0].text == "Hi"
+        parsed = raw.parse()  # a coroutine on anthropic >= 0.50, a Message before
+        if inspect.isawaitable(parsed):
+            parsed = await parsed
+        assert parsed.content[0].text == "Hi"
 
     asyncio.run(main())
 
@@ -1202,11 +1209,11 @@ def test_the_type_of_a_wrapped_resource_builds_the_sdks_resource() -> None:
     import anthropic
 
     client = anthropic.Anthropic(api_key="sk-ant-test")
-    sessions = wrap(client).beta.sessions
+    sessions = wrap(client).beta.messages  # a resource every supported anthropic version has
     rebuilt = type(sessions)(client)
-    assert type(rebuilt) is type(client.beta.sessions)
+    assert type(rebuilt) is type(client.beta.messages)
     assert rebuilt._client is client
-    assert type(sessions).__name__ == type(client.beta.sessions).__name__
+    assert type(sessions).__name__ == type(client.beta.messages).__name__
 
 
 def test_an_async_list_is_both_awaited_and_iterated() -> None:
