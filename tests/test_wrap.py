@@ -34,7 +34,7 @@ from normalize_errors import (
 from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
-from .support import cassette, is_instance, needed
+from .support import cassette, is_instance, needed, raised
 
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
@@ -864,14 +864,6 @@ def transport_client(handler: Callable[[Any], Any], **kwargs: Any) -> Any:
     return openai.OpenAI(api_key="sk-test", http_client=http_client, max_retries=0)
 
 
-def _raised(call: Callable[[], Any]) -> BaseException:
-    try:
-        call()
-    except BaseException as exc:
-        return exc
-    raise AssertionError("nothing was raised")
-
-
 def _frames(exc: BaseException) -> list[str]:
     names = []
     tb = exc.__traceback__
@@ -892,8 +884,8 @@ def test_a_drop_in_has_the_vendor_exceptions_cause_context_and_frames() -> None:
     def call(client: Any) -> Callable[[], Any]:
         return lambda: client.chat.completions.create(model="m", messages=MESSAGES)
 
-    plain = _raised(call(transport_client(refuse)))
-    err = _raised(call(wrap(transport_client(refuse))))
+    plain = raised(call(transport_client(refuse)))
+    err = raised(call(wrap(transport_client(refuse))))
     assert isinstance(plain, openai.APIConnectionError)
     assert is_instance(err, openai.APIConnectionError)
     assert isinstance(err, HarnessError)
@@ -916,8 +908,8 @@ def test_a_response_validation_drop_in_keeps_pydantics_error_as_cause() -> None:
     def call(client: Any) -> Callable[[], Any]:
         return lambda: client.chat.completions.create(model="m", messages=MESSAGES)
 
-    plain = _raised(call(openai_client(bad, _strict_response_validation=True)))
-    err = _raised(call(wrap(openai_client(bad, _strict_response_validation=True))))
+    plain = raised(call(openai_client(bad, _strict_response_validation=True)))
+    err = raised(call(wrap(openai_client(bad, _strict_response_validation=True))))
     assert isinstance(plain, openai.APIResponseValidationError)
     assert isinstance(plain.__cause__, pydantic.ValidationError)
     assert is_instance(err, openai.APIResponseValidationError)
@@ -936,10 +928,10 @@ def test_an_applications_own_exception_passes_through_as_the_same_object() -> No
         raise app
 
     plain = transport_client(ok, event_hooks={"request": [hook]})
-    if _raised(lambda: plain.chat.completions.create(model="m", messages=MESSAGES)) is not app:
+    if raised(lambda: plain.chat.completions.create(model="m", messages=MESSAGES)) is not app:
         pytest.skip("this openai version raises its own APIConnectionError from the hook's error")
     hooked = wrap(transport_client(ok, event_hooks={"request": [hook]}))
-    assert _raised(lambda: hooked.chat.completions.create(model="m", messages=MESSAGES)) is app
+    assert raised(lambda: hooked.chat.completions.create(model="m", messages=MESSAGES)) is app
 
     broken = OSError("the disk is full")
 
@@ -947,7 +939,7 @@ def test_an_applications_own_exception_passes_through_as_the_same_object() -> No
         raise broken
 
     client = wrap(transport_client(transport))
-    assert _raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES)) is broken
+    assert raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES)) is broken
 
 
 def test_results_come_back_as_the_sdk_returned_them() -> None:
@@ -1138,7 +1130,7 @@ def test_a_drop_in_with_the_transports_error_as_cause_pickles_without_the_key() 
 
     http_client = httpx.Client(transport=httpx.MockTransport(refuse))
     client = wrap(openai.OpenAI(api_key=PLANTED_KEY, max_retries=0, http_client=http_client))
-    err = _raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES))
+    err = raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES))
     assert isinstance(err, HarnessError)
     data = pickle.dumps(err)
     assert PLANTED_KEY.encode() not in data
@@ -1192,13 +1184,13 @@ def test_an_sdk_exception_no_drop_in_can_be_made_of_is_re_raised_unchanged() -> 
             model="m", messages=MESSAGES, response_format=Answer
         )
 
-    plain = _raised(call(openai_client(wrong)))
-    err = _raised(call(wrap(openai_client(wrong), check=False)))
+    plain = raised(call(openai_client(wrong)))
+    err = raised(call(wrap(openai_client(wrong), check=False)))
     assert type(plain) is pydantic.ValidationError
     assert type(err) is pydantic.ValidationError
     assert not isinstance(err, HarnessError)
     assert isinstance(normalize(err), HarnessError)
-    typed = _raised(call(wrap(openai_client(wrong), check=False, dropin=False)))
+    typed = raised(call(wrap(openai_client(wrong), check=False, dropin=False)))
     assert isinstance(typed, HarnessError)
     assert type(typed.__cause__) is pydantic.ValidationError
 
