@@ -141,6 +141,16 @@ def credentials_in(request: Any, key: str) -> list[str]:
     return found
 
 
+def scrubs_requests(provider: str) -> bool:
+    """Whether the installed SDK keeps no credential on the request an error carries."""
+    if provider != "openai":
+        return False
+    import openai
+
+    major, minor = (int(part) for part in openai.__version__.split(".")[:2])
+    return (major, minor) >= (3, 60)
+
+
 @pytest.mark.parametrize("wrapped", [False, True], ids=["normalize", "wrap"])
 @pytest.mark.parametrize("provider", sorted(SCENARIOS))
 def test_pickles_hold_no_credential(provider: str, wrapped: bool) -> None:
@@ -151,15 +161,18 @@ def test_pickles_hold_no_credential(provider: str, wrapped: bool) -> None:
     cause = err.problem.__cause__  # the vendor exception (a drop-in's own is its cause)
     live = request_of(cause)
     assert live is not None
-    assert credentials_in(live, key), "the planted key was sent"
+    sent = credentials_in(live, key)
+    # openai 3.60 and later take the Authorization header off the request they keep on an
+    # error; every other client keeps it there, so the pickle below has a key to lose.
+    assert sent or scrubs_requests(provider), "the planted key was sent"
     data = pickle.dumps(err)
     assert leaks(key, data) == []
     for text in (str(err), repr(err), err.to_json()):
         assert leaks(key, text) == []
     # The live error is the user's own object: unchanged by pickling.
-    assert credentials_in(request_of(err.problem.__cause__), key)
+    assert credentials_in(request_of(err.problem.__cause__), key) == sent
     if wrapped:
-        assert credentials_in(request_of(err), key)  # the drop-in's own request, raw
+        assert credentials_in(request_of(err), key) == sent  # the drop-in's own request, raw
     again = pickle.loads(data)
     assert type(again) is type(err)
     assert again.to_dict() == err.to_dict()
