@@ -790,18 +790,25 @@ def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> b
     if getattr(inner, "ag_code", None) is _awatched.__code__:
         return True
     watch = _Watch(options, tools, owner)
+    # The generator holds the stream weakly: a strong reference would make a cycle (stream,
+    # its ``_iterator``, the generator's frame), and a dropped stream would wait for the garbage
+    # collector to close its response (anthropic 2.16 iterates a copy of itself for this reason).
+    try:
+        held = weakref.ref(stream)
+    except TypeError:  # pragma: no cover - an SDK stream with __dict__ takes weak references
+        return False
     if inspect.isgenerator(inner):
-        stream._iterator = _watched(stream, inner, watch)
+        stream._iterator = _watched(held, inner, watch)
         return True
     if inspect.isasyncgen(inner):
-        stream._iterator = _awatched(stream, inner, watch)
+        stream._iterator = _awatched(held, inner, watch)
         return True
     return False
 
 
-def _watched(stream: Any, inner: Any, watch: _Watch) -> Any:
-    """The chunks of ``inner`` (``stream``'s own generator), its errors typed, the end
-    checked."""
+def _watched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
+    """The chunks of ``inner`` (the generator of the stream ``stream`` refers to), its errors
+    typed, the end checked."""
     while True:
         try:
             chunk = next(inner)
@@ -815,12 +822,12 @@ def _watched(stream: Any, inner: Any, watch: _Watch) -> Any:
             yield watch.kept(chunk)
             continue
         raise failure
-    err = watch.ended(stream)
+    err = watch.ended(stream())
     if err is not None:
         raise err
 
 
-async def _awatched(stream: Any, inner: Any, watch: _Watch) -> Any:
+async def _awatched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
     """The asynchronous twin of ``_watched``."""
     while True:
         try:
@@ -835,7 +842,7 @@ async def _awatched(stream: Any, inner: Any, watch: _Watch) -> Any:
             yield watch.kept(chunk)
             continue
         raise failure
-    err = watch.ended(stream)
+    err = watch.ended(stream())
     if err is not None:
         raise err
 

@@ -155,3 +155,63 @@ def test_openai_file_content_iter_bytes_adds_nothing_to_what_the_sdk_holds() -> 
     read, wrapped_peak = peak_while(consume(wrap(openai_bytes_client(count))))
     assert read == PIECE * count
     assert wrapped_peak < raw_peak + LIMIT, (raw_peak, wrapped_peak)
+
+
+ANTHROPIC_EVENTS = [  # constructed: two events of a message stream, then the connection stays open
+    b'event: message_start\ndata: {"type": "message_start", "message": {"id": "msg_1", "type": '
+    b'"message", "role": "assistant", "model": "m", "content": [], "stop_reason": null, '
+    b'"stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}\n\n',
+    b'event: ping\ndata: {"type": "ping"}\n\n',
+]
+
+
+def dropped_stream_closes(wrapped: bool) -> int:
+    """How often a stream's body is closed when the stream is dropped after one event, with
+    the garbage collector off: 1 when dropping it frees it (no reference cycle holds it)."""
+    import gc
+
+    import anthropic
+
+    http = http_library("anthropic")
+
+    class CountedBody(http.SyncByteStream):  # type: ignore[misc, name-defined]
+        """The SSE lines, counting how often the body is closed."""
+
+        closes = 0
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from ANTHROPIC_EVENTS
+
+        def close(self) -> None:
+            self.closes += 1
+
+    body = CountedBody()
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    client = anthropic.Anthropic(
+        api_key="sk-ant-test", http_client=http.Client(transport=http.MockTransport(handler))
+    )
+    used = wrap(client) if wrapped else client
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        stream = used.messages.create(
+            model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        next(iter(stream))
+        del stream
+        closes = body.closes
+    finally:
+        if enabled:
+            gc.enable()
+    return closes
+
+
+def test_a_dropped_watched_stream_is_freed_as_the_sdks_own() -> None:
+    """The generator that watches an SDK stream in place holds the stream weakly: a dropped
+    stream is freed (and its response closed) at once, wrapped as plain, never left to the
+    garbage collector by a cycle through the watcher."""
+    pytest.importorskip("anthropic")
+    assert dropped_stream_closes(wrapped=True) == dropped_stream_closes(wrapped=False)
