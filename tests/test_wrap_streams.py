@@ -215,3 +215,59 @@ def test_a_dropped_watched_stream_is_freed_as_the_sdks_own() -> None:
     garbage collector by a cycle through the watcher."""
     pytest.importorskip("anthropic")
     assert dropped_stream_closes(wrapped=True) == dropped_stream_closes(wrapped=False)
+
+
+def dropped_async_stream_closes(wrapped: bool) -> int:
+    """``dropped_stream_closes`` for the async client: the body's ``aclose`` calls, after the
+    event loop has run what dropping the stream scheduled."""
+    import gc
+
+    import anthropic
+
+    http = http_library("anthropic")
+
+    class CountedBody(http.AsyncByteStream):  # type: ignore[misc, name-defined]
+        """The SSE lines, counting how often the body is closed."""
+
+        closes = 0
+
+        async def __aiter__(self) -> Any:
+            for line in ANTHROPIC_EVENTS:
+                yield line
+
+        async def aclose(self) -> None:
+            self.closes += 1
+
+    body = CountedBody()
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    async def run() -> int:
+        client = anthropic.AsyncAnthropic(
+            api_key="sk-ant-test",
+            http_client=http.AsyncClient(transport=http.MockTransport(handler)),
+        )
+        used = wrap(client) if wrapped else client
+        stream = await used.messages.create(
+            model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        await anext(aiter(stream))
+        del stream
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return body.closes
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return asyncio.run(run())
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_dropped_watched_async_stream_is_freed_as_the_sdks_own() -> None:
+    """The async twin: the watcher of an ``AsyncStream`` holds it weakly too."""
+    pytest.importorskip("anthropic")
+    assert dropped_async_stream_closes(wrapped=True) == dropped_async_stream_closes(wrapped=False)
