@@ -207,12 +207,42 @@ def _max_attempts(client: Any) -> int | None:
 # read as attributes, then for values returned by calls. The types are held weakly (botocore
 # makes a client class and an exceptions class per session): a type is collected as if it had
 # never been wrapped.
-_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY = range(6)
+_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY, _RESOURCE = range(7)
 _KINDS: Final[tuple[weakref.WeakKeyDictionary[type, int], weakref.WeakKeyDictionary[type, int]]] = (
     weakref.WeakKeyDictionary(),
     weakref.WeakKeyDictionary(),
 )
 _DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, frozenset, Enum)
+
+# Where the SDKs keep the client a resource calls through: openai's and anthropic's resources
+# (``_client``), google-genai's modules (``_api_client``), Fern's (cohere: ``_client_wrapper``)
+# and Speakeasy's (mistral: ``sdk_configuration``).
+_CLIENT_SLOTS: Final = ("_client", "_api_client", "_client_wrapper", "sdk_configuration")
+
+
+def _holds_client(value: Any) -> bool:
+    for slot in _CLIENT_SLOTS:
+        try:
+            if getattr(value, slot, None) is not None:
+                return True
+        except Exception:  # a property of the SDK's that raises is not a client
+            continue
+    return False
+
+
+def _reaches_api(value: Any) -> bool:
+    """Whether an SDK object read as an attribute can call the API: it holds a client, or one
+    of its members does (a ``with_raw_response`` view, google-genai's ``Chats``). A credentials
+    provider, a configuration or an options object cannot, and is returned as it is."""
+    if _holds_client(value):
+        return True
+    try:
+        members = list(vars(value).values())
+    except TypeError:  # no __dict__
+        return False
+    return any(
+        m is not None and not isinstance(m, (_DATA, type)) and _holds_client(m) for m in members
+    )
 
 
 def _kind(value: Any, from_call: bool) -> int:
@@ -221,15 +251,23 @@ def _kind(value: Any, from_call: bool) -> int:
     Data (strings, numbers, enums, containers, dataclasses) and classes are returned as they
     are; SDK models are checked and returned as they are; generators and SDK streams are wrapped as
     streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
-    proxies. Objects of httpx/httpx2 and context managers are wrapped only when a call
-    returns them (a wrapped ``httpx.Client``'s responses and ``stream()`` managers), never
-    when read as attributes (``client.base_url``).
+    proxies when a call returns them, and when read as attributes only if they can reach the
+    API (``client.chat``, not ``client.credentials``: ``_reaches_api``, decided per object).
+    Objects of httpx/httpx2 and context managers are wrapped only when a call returns them (a
+    wrapped ``httpx.Client``'s responses and ``stream()`` managers), never when read as
+    attributes (``client.base_url``).
     """
     cls = type(value)
     kinds = _KINDS[from_call]
     kind = kinds.get(cls)
-    if kind is not None:
-        return kind
+    if kind is None:
+        kind = kinds[cls] = _kind_of_type(value, cls, from_call)
+    if kind == _RESOURCE:
+        return _PROXY if _reaches_api(value) else _PLAIN
+    return kind
+
+
+def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
     module = getattr(cls, "__module__", "") or ""
     root = module.partition(".")[0]
     # a class of the application's on an SDK's class (a ``Stream`` subclass) is the SDK's kind
@@ -252,8 +290,7 @@ def _kind(value: Any, from_call: bool) -> int:
     elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):
         kind = _ASTREAM
     else:
-        kind = _PROXY
-    kinds[cls] = kind
+        kind = _PROXY if from_call else _RESOURCE
     return kind
 
 

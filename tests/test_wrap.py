@@ -988,6 +988,30 @@ def test_init_signature_vars_and_dict_are_the_clients() -> None:
     assert "copy" not in vars(w)
 
 
+def test_attributes_that_cannot_reach_the_api_are_the_clients_own_objects() -> None:
+    """An attribute is proxied only when it can call the API (a resource, a raw-response
+    view); a credentials provider, options and the like come back as the same objects, so
+    code comparing them with ``is`` (anthropic's own credential tests) sees the client's."""
+    import anthropic
+
+    credentials = pytest.importorskip("anthropic.lib.credentials", reason="anthropic < 2.16")
+    token = credentials.StaticToken("test-token")
+    claude = anthropic.Anthropic(credentials=token)
+    w = wrap(claude)
+    assert w.credentials is claude.credentials
+    assert w.credentials is not None
+    assert isinstance(w.messages, _wrap._Proxy)
+    assert isinstance(w.with_raw_response, _wrap._Proxy)
+    assert isinstance(w.messages.with_raw_response, _wrap._Proxy)
+    assert not isinstance(w.base_url, _wrap._Proxy)
+    # google-genai: its modules hold ``_api_client``, and ``chats`` reaches it through a member
+    genai = pytest.importorskip("google.genai")
+    g = wrap(genai.Client(api_key="k"))
+    assert isinstance(g.models, _wrap._Proxy)
+    assert isinstance(g.chats, _wrap._Proxy)
+    assert isinstance(g.aio.models, _wrap._Proxy)
+
+
 class MyStream(openai.Stream[Any]):
     """A stream class of the application's, on the SDK's Stream."""
 
