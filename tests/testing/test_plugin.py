@@ -63,7 +63,7 @@ SDKS = {
         text="result.content[0].text",
         failure="anthropic/overloaded_529",
         raw_error="anthropic.APIStatusError",
-        raw_report="anthropic.*Error: Error code: 529*",
+        raw_report="anthropic.*Error: *529*",  # "Error code: 529 - {...}"; from 2.17 "529 Overloaded"
         wrapped_error="UpstreamOverloadedError",
     ),
     "google": Sdk(
