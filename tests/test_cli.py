@@ -544,7 +544,10 @@ def sdk_traceback(cassette: str) -> str:
             "anthropic/overloaded_529.yaml",
             # anthropic 0.x has no OverloadedError: its line names another class; from
             # 2.17 the line is the status, the message and the labels, not the body
-            ("Error: Error code: 529 - {'type': 'error'", "OverloadedError: 529 Overloaded (request_id: "),
+            (
+                "Error: Error code: 529 - {'type': 'error'",
+                "OverloadedError: 529 Overloaded (request_id: ",
+            ),
             "upstream.overloaded",
             "retry",
         ),

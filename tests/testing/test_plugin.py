@@ -63,7 +63,8 @@ SDKS = {
         text="result.content[0].text",
         failure="anthropic/overloaded_529",
         raw_error="anthropic.APIStatusError",
-        raw_report="anthropic.*Error: *529*",  # "Error code: 529 - {...}"; from 2.17 "529 Overloaded"
+        # "Error code: 529 - {...}"; from anthropic 2.17 "529 Overloaded (request_id: ...)"
+        raw_report="anthropic.*Error: *529*",
         wrapped_error="UpstreamOverloadedError",
     ),
     "google": Sdk(
