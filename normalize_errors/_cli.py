@@ -29,9 +29,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
+from ._code_classes import class_for_code
 from ._registry import CODES, code_info
 from ._safe_read import qualname
-from .exceptions import class_for_code
 from .providers import NAMES
 
 __all__ = ["main", "registry_rows"]

@@ -10,12 +10,13 @@ HTTP responses.
 
 from __future__ import annotations
 
+from ._code_classes import HarnessInternalError, class_for_code
+from ._exceptions import HarnessError
 from ._groups import Walk, group, group_members, group_type, through_chain
 from ._http_wire import body_text, lower_headers, parse_body, short, stream_error
 from ._readers import exception_reader, response_readers, routes
 from ._safe_read import integer, qualname
 from ._stdlib import internal, safe_text, stdlib
-from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ point passes in how to read one exception (``known``, ``normalize``).
 
 from __future__ import annotations
 
-from .exceptions import MAX_CAUSES, HarnessError
+from ._exceptions import MAX_CAUSES, HarnessError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
     from weakref import WeakKeyDictionary
 
+    from ._exceptions import HarnessError
     from ._rules import Rule, Table
-    from .exceptions import HarnessError
 
     ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
     ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]

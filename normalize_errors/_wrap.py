@@ -55,8 +55,8 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
 from ._dropin import dropin_class, make_dropin
+from ._exceptions import HarnessError
 from ._safe_read import module_of
-from .exceptions import HarnessError
 from .providers import PROVIDERS, provider_of_module, provider_of_type
 
 __all__ = ["normalized", "typed_error", "wrap"]

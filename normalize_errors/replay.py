@@ -26,7 +26,7 @@ from typing import Any, Final
 from . import _facade
 from ._cassette import MAX_BYTES, CassetteError
 from ._cassette import read as read_cassette
-from .exceptions import HarnessError
+from ._exceptions import HarnessError
 from .providers import _calls
 
 __all__ = [

@@ -49,9 +49,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._http_wire import lower_headers, retry_after
 from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
-from ..exceptions import HarnessError, class_for_code
 from ._public import full_view, is_public, public_view
 from .jsonrpc import adopt, find_problem, from_jsonrpc
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError, ProblemFormatError
 from .._patterns import JSONRPC_UNKNOWN_TOOL, MAX_MESSAGE
 from .._registry import TYPE_URIS
-from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 
 __all__ = [
     "A2A_CODES",

@@ -57,8 +57,9 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._facade import normalize
-from ..exceptions import HarnessError, class_for_code
 from ._public import full_view, is_public, public_view, read_from_another_party
 from .jsonrpc import (
     INTERNAL_ERROR,

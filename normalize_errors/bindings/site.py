@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._http_wire import lower_headers, parse_body, retry_after, short
 from .._registry import status_code
 from .._safe_read import finite
 from .._types import Advice
-from ..exceptions import HarnessError, class_for_code
 
 __all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error", "read_response"]
 

@@ -31,10 +31,11 @@ import json
 import math
 from typing import Any, Final, NamedTuple
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError, ProblemFormatError
 from .._http_wire import lower_headers, parse_body, retry_after, short
 from .._registry import TYPE_URIS, code_info, status_code
 from .._safe_read import finite
-from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 from .http import public_problem, response_status
 
 __all__ = [

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
+from .._exceptions import HarnessError
 from .._safe_read import field, innermost, module_of
-from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
     from .._rules import Rule

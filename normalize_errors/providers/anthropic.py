@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
+from .._exceptions import HarnessError
 from .._from_exception import SDK as _SDK
 from .._from_exception import facts_of, read_exception
 from .._http_wire import short
@@ -53,7 +54,6 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, integer, text_of
-from ..exceptions import HarnessError
 from . import declared
 
 __all__ = [

@@ -38,6 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from .._exceptions import HarnessError
 from .._http_wire import body_text, lower_headers, parse_body, short
 from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
@@ -56,7 +57,6 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..exceptions import HarnessError
 from . import declared
 
 __all__ = [

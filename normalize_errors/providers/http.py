@@ -34,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._envelopes import MEANINGS, read_envelope
+from .._exceptions import HarnessError
 from .._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
 from .._patterns import (
     HTTP_CONNECTION,
@@ -50,7 +51,6 @@ from .._patterns import (
 )
 from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
 from .._safe_read import field, integer, qualname, text_of
-from ..exceptions import HarnessError
 from . import PROVIDERS, declared
 
 __all__ = [

@@ -21,6 +21,7 @@ import openai
 import pytest
 
 from normalize_errors import (
+    CauseStandIn,
     HarnessError,
     HarnessInternalError,
     ProblemFormatError,
@@ -31,7 +32,6 @@ from normalize_errors import (
 )
 from normalize_errors._rules import Facts, build
 from normalize_errors.bindings.http import read_problem, to_http
-from normalize_errors.exceptions import CauseStandIn
 
 from ..support import is_instance, valid
 

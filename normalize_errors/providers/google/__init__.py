@@ -69,9 +69,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..._exceptions import HarnessError
 from ..._rules import Facts, build
 from ..._safe_read import qualname
-from ...exceptions import HarnessError
 from ._errors import (
     CLASSES,
     CLOSE_CODES,
