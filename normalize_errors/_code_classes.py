@@ -53,11 +53,9 @@ every member, is in ``_exceptions``.
 
 from __future__ import annotations
 
-from ._exceptions import HarnessError
+from typing import Final
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+from ._exceptions import HarnessError
 
 __all__ = [
     "ApprovalDeniedError",
