@@ -23,11 +23,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from . import _facade
+from . import _facade, _replay_calls
 from ._cassette import MAX_BYTES, CassetteError
 from ._cassette import read as read_cassette
 from ._exceptions import HarnessError
-from .providers import _calls
 
 __all__ = [
     "MAX_BYTES",
@@ -140,7 +139,8 @@ class Scenario:
         self.interactions = interactions
         self.provider: str = metadata["provider"]
         self.sdk: str | None = metadata.get("sdk")
-        """Another vendor's SDK that makes the call (``_calls.SDKS``), else the provider's."""
+        """Another vendor's SDK that makes the call (``_replay_calls.SDKS``), else the
+        provider's."""
         self.name: str = metadata.get("name", path.stem)
         self.call: str = metadata["call"]
         self.stream: bool = bool(metadata.get("stream", False))
@@ -242,7 +242,7 @@ def missing_sdk(scenario: Scenario) -> str | None:
     testing]``) replays the cassettes it can and skips the others by this name.
     """
     if scenario.sdk is not None:
-        return _absent(_calls.SDKS[scenario.sdk][0])
+        return _absent(_replay_calls.SDKS[scenario.sdk][0])
     if scenario.provider == "http":
         if _absent("httpx") is None or _absent("httpx2") is None:
             return None
@@ -384,7 +384,7 @@ def _judge(scenario: Scenario, mode: str, result: Any) -> Outcome:
 
 
 def run(
-    scenario: Scenario, *, mode: str = "sync", prepare: _calls.Prepare | None = None
+    scenario: Scenario, *, mode: str = "sync", prepare: _replay_calls.Prepare | None = None
 ) -> Outcome:
     """Replay ``scenario`` through the real SDK client (``mode`` "sync" or "async").
 
@@ -407,9 +407,11 @@ def run(
     with use_cassette(scenario.path):
         try:
             if mode == "async":
-                result = asyncio.run(_calls.acall(scenario.provider, scenario.call, **options))
+                result = asyncio.run(
+                    _replay_calls.acall(scenario.provider, scenario.call, **options)
+                )
             else:
-                result = _calls.call(scenario.provider, scenario.call, **options)
+                result = _replay_calls.call(scenario.provider, scenario.call, **options)
         except Exception as exc:
             return Outcome(scenario, mode, exception=exc, error=_facade.normalize(exc))
         return _judge(scenario, mode, result)

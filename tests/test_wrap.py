@@ -31,7 +31,7 @@ from normalize_errors import (
     normalized,
     wrap,
 )
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 from .support import cassette, is_instance, needed, raised

@@ -76,7 +76,7 @@ class Provider(NamedTuple):
     answers_in_objects: bool = False
     """Its SDK never returns text as a generating call's answer: text there is no answer."""
     replay: tuple[str, ...] = ()
-    """The modules a replay of its cassettes imports (``providers._calls``)."""
+    """The modules a replay of its cassettes imports (``_replay_calls``)."""
     printed: tuple[str, ...] = ()
     """Words only the text its SDK prints for an error holds (botocore's ``An error occurred
     (ThrottlingException) when calling the Converse operation: ...``): how an error pasted

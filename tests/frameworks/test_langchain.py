@@ -16,8 +16,8 @@ from langchain_core.tools import ToolException, tool
 from pydantic import BaseModel
 
 from normalize_errors import HarnessError, normalize
+from normalize_errors._replay_calls import http_library
 from normalize_errors.frameworks.langchain import retry_if
-from normalize_errors.providers._calls import http_library
 
 from ..support import raised, recorded, valid
 

@@ -756,7 +756,7 @@ def test_wrap_leaves_other_calls_alone() -> None:
 def test_anthropic_bedrock_client() -> None:
     """The anthropic SDK's Bedrock client (signing with boto3) reads Bedrock's error bodies."""
     anthropic = pytest.importorskip("anthropic")
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     http = http_library("anthropic")
     answers = iter(

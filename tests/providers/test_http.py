@@ -30,10 +30,10 @@ import openai
 import pytest
 import requests
 
-from normalize_errors import HarnessError
+from normalize_errors import HarnessError, _replay_calls
 from normalize_errors._envelopes import MEANINGS
 from normalize_errors._facade import check, diagnose, from_response, normalize
-from normalize_errors.providers import _calls, detect
+from normalize_errors.providers import detect
 from normalize_errors.providers import http as adapter
 from normalize_errors.replay import Scenario, load, run, use_cassette
 
@@ -693,7 +693,7 @@ def sdk_error(s: Scenario) -> HarnessError:
             base = urlunsplit((parts.scheme, parts.netloc, parts.path[: -len(CHAT)], "", ""))
             request: dict[str, Any] = {"extra_query": query} if query else {}
             exc = raised(
-                lambda: _calls.call(
+                lambda: _replay_calls.call(
                     "openai", "chat.completions.create", base_url=base, request=request
                 )
             )

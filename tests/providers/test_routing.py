@@ -11,8 +11,8 @@ import pytest
 
 from normalize_errors import normalize
 from normalize_errors._from_exception import message_of
+from normalize_errors._replay_calls import http_library
 from normalize_errors.providers import provider_of_module, provider_of_result
-from normalize_errors.providers._calls import http_library
 
 
 @pytest.mark.parametrize(
@@ -150,10 +150,10 @@ def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.Monk
     import sys
     import types
 
-    from normalize_errors.providers import _calls
+    from normalize_errors import _replay_calls
 
     with pytest.raises(ValueError, match="no SDK client for provider 'bedrock'"):
-        _calls.call("bedrock", "converse")
+        _replay_calls.call("bedrock", "converse")
     monkeypatch.setitem(sys.modules, "mycorp_sdk", types.ModuleType("mycorp_sdk"))
     monkeypatch.setitem(
         sys.modules, "mycorp_sdk._base_client", types.ModuleType("mycorp_sdk._base_client")
