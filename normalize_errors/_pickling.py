@@ -205,7 +205,9 @@ def scrub(value: Any, depth: int = 0) -> Any:
         from ._exceptions import HarnessError
 
         return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
-    from .providers import provider_of_module  # the HTTP libraries' roots are declared there
+    from .providers._routing import (
+        provider_of_module,  # the HTTP libraries' roots are declared there
+    )
 
     if provider_of_module(getattr(kind, "__module__", None)) == "http":
         return _http_copy(value, depth)

@@ -50,12 +50,12 @@ __all__ = [
 ]
 
 BUILTIN: Final[dict[str, str]] = {
-    "a2a": "normalize_errors.bindings.a2a:read",
-    "mcp": "normalize_errors.bindings.mcp:read",
-    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:read",
-    "langchain_core": "normalize_errors.frameworks.langchain:read",
-    "agents": "normalize_errors.frameworks.agents:read",
-    "instructor": "normalize_errors.frameworks.instructor:read",
+    "a2a": "normalize_errors.bindings.a2a:_read",
+    "mcp": "normalize_errors.bindings.mcp:_read",
+    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:_read",
+    "langchain_core": "normalize_errors.frameworks.langchain:_read",
+    "agents": "normalize_errors.frameworks.agents:_read",
+    "instructor": "normalize_errors.frameworks.instructor:_read",
     "pydantic_core": "normalize_errors.frameworks._common:from_model_output",
     "json": "normalize_errors.frameworks._common:from_model_output",
 }
@@ -63,8 +63,8 @@ BUILTIN: Final[dict[str, str]] = {
 imported the first time an exception of that module is read."""
 
 BUILTIN_RESPONSES: Final[dict[str, str]] = {
-    "site": "normalize_errors.bindings.site:read_response",
-    "uhp": "normalize_errors.bindings.uhp:read_response",
+    "site": "normalize_errors.bindings.site:_read_response",
+    "uhp": "normalize_errors.bindings.uhp:_read_response",
 }
 """The library's own response readers: name -> ``"package.module:function"``, imported the
 first time ``from_response`` runs; asked after the users' readers."""

@@ -43,7 +43,7 @@ __all__ = [
     "use_cassette",
 ]
 
-MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
+_MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
 
 
 def shipped() -> Path:
@@ -187,7 +187,7 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
     """
     import vcr
 
-    recorder = vcr.VCR(record_mode="none", match_on=MATCH_ON, decode_compressed_response=False)
+    recorder = vcr.VCR(record_mode="none", match_on=_MATCH_ON, decode_compressed_response=False)
     recorder.register_persister(_CheckedPersister)
     with recorder.use_cassette(str(path)) as cassette:
         yield cassette
@@ -232,7 +232,7 @@ class _Given:
         return data
 
 
-def missing_sdk(scenario: Scenario) -> str | None:
+def _missing_sdk(scenario: Scenario) -> str | None:
     """The module of the SDK a scenario replays through, when it cannot be imported here.
 
     Each cassette names its SDK: the provider's (``openai``, ``anthropic``, ``google.genai``,
@@ -274,7 +274,7 @@ def _provider_sdks(provider: str) -> tuple[str, ...]:
     return next((p.replay for p in PROVIDERS if p.name == provider), ())
 
 
-DISTRIBUTIONS: Final = {
+_DISTRIBUTIONS: Final = {
     "google.genai": "google-genai",
     "cerebras.cloud.sdk": "cerebras-cloud-sdk",
     "fireworks": "fireworks-ai",
@@ -336,10 +336,10 @@ class Outcome:
         ):
             upstream = {**expect["upstream"], "exception": "httpx2." + wanted[len("httpx.") :]}
             expect = {**expect, "upstream": upstream}
-        return compare(expect, self.error)
+        return _compare(expect, self.error)
 
 
-def compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
+def _compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
     """The members of ``expect`` that ``error`` does not have (``upstream`` by subset)."""
     if error is None:
         return ["no harness error"] if expect else []

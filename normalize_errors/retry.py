@@ -63,6 +63,9 @@ from .resilience._budget import Budget, attempt, chosen
 from .resilience._common import refused, replay_refusal
 
 __all__ = [
+    "ATTEMPTS",
+    "CAP",
+    "TOTAL",
     "AsyncHarnessRetrying",
     "HarnessRetrying",
     "async_repair",

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from normalize_errors._cli import registry_rows
 from normalize_errors._registry import status_code
-from normalize_errors.providers import NAMES, adapter
+from normalize_errors.providers import NAMES
+from normalize_errors.providers._routing import adapter
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

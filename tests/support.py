@@ -253,7 +253,8 @@ def deciding_rows() -> Iterator[set[tuple[str, int]]]:
     place in the tests that knows how rows are tried: if the engine changes, change it here.
     """
     from normalize_errors._rules import Rule
-    from normalize_errors.providers import NAMES, available
+    from normalize_errors.providers import NAMES
+    from normalize_errors.providers._routing import available
 
     index: dict[int, tuple[str, int]] = {}
     for name in NAMES:

@@ -136,7 +136,7 @@ def _error_status(status: Any) -> bool:
     return isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599
 
 
-def is_problem(obj: Any) -> bool:
+def _is_problem(obj: Any) -> bool:
     """Whether ``obj`` looks like a harness error object (by its ``type`` and ``code``)."""
     if not isinstance(obj, dict):
         return False
@@ -152,7 +152,7 @@ def read_problem(status: Any, headers: Any, body: Any) -> HarnessError | None:
     caller can report it as an invalid response. Never raises.
     """
     obj = parse_body(body)
-    if not is_problem(obj):
+    if not _is_problem(obj):
         return None
     try:
         err = HarnessError.from_dict(obj)

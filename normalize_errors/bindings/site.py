@@ -32,7 +32,7 @@ from .._http_wire import lower_headers, parse_body, retry_after, short
 from .._registry import Advice, status_code
 from .._safe_read import finite
 
-__all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error", "read_response"]
+__all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error"]
 
 
 class SiteCode(NamedTuple):
@@ -161,7 +161,7 @@ def from_site_error(status: Any, headers: Any, body: Any) -> HarnessError:
         )
 
 
-def read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
+def _read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
     """The reader ``from_response`` asks (registered as ``"site"``): answers for a body
     whose error object carries a ``retry`` word of the vocabulary, else ``None``."""
     error = body.get("error") if isinstance(body, dict) else None

@@ -45,7 +45,6 @@ __all__ = [
     "VERSION_HEADER",
     "UhpCode",
     "from_envelope",
-    "read_response",
     "to_envelope",
     "uhp_type",
 ]
@@ -337,7 +336,7 @@ def from_envelope(status: Any, headers: Any, body: Any) -> HarnessError:
         )
 
 
-def read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
+def _read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
     """The reader ``from_response`` asks (registered as ``"uhp"``).
 
     Answers for responses with the ``UHP-Version`` header only; ``from_response(...,

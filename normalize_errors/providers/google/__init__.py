@@ -74,24 +74,19 @@ from ..._rules import Facts, build
 from ..._safe_read import qualname
 from ._errors import (
     CLASSES,
-    CLOSE_CODES,
     NAME,
-    ROOTS,
     TABLE,
     _from_response,
     _normalize,
     looks_like,
 )
-from ._results import STOP_REASONS, USAGE, _diagnose, _diagnose_stream
+from ._results import STOP_REASONS, _diagnose, _diagnose_stream
 
 __all__ = [
     "CLASSES",
-    "CLOSE_CODES",
     "NAME",
-    "ROOTS",
     "STOP_REASONS",
     "TABLE",
-    "USAGE",
     "diagnose",
     "diagnose_stream",
     "from_response",

@@ -30,7 +30,7 @@ from ..._rules import (
     rule,
 )
 from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from .. import declared
+from .._routing import declared
 
 NAME: Final = "google"
 ROOTS: Final = declared(NAME).roots

@@ -25,7 +25,7 @@ from ..._rules import (
     with_stated_status,
 )
 from ..._safe_read import field, integer, text_of
-from .. import declared
+from .._routing import declared
 
 NAME: Final = "openai"
 
