@@ -164,7 +164,7 @@ del _name
 
 def __getattr__(name: str) -> object:
     # Loaded on first use: wrap() needs inspect and the adapters' registry, rule() the rule
-    # tables' machinery (dataclasses, json); together they would treble the import time.
+    # tables' machinery (dataclasses, json): a plain import does not pay for them.
     if name in ("wrap", "normalized"):
         from . import _wrap
 
