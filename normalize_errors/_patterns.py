@@ -13,8 +13,8 @@ linear in its length (``why``). Two rules make every pattern here linear:
 compiles a pattern, and runs the worst inputs through the public entry points while
 recording the length of every text that reaches a pattern.
 
-Nothing is compiled at import (``LazyPattern``: compiling them all would cost more than the
-rest of ``import normalize_errors``). Modules that are themselves imported on first use (the
+Nothing is compiled at import (``LazyPattern``: compiling them all there made ``import
+normalize_errors`` half as long again). Modules that are themselves imported on first use (the
 provider adapters, ``_rules``) compile their patterns when they are imported; the others call
 ``compiled()`` at each use.
 
