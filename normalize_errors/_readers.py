@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
-from weakref import WeakKeyDictionary
 
 from ._exceptions import HarnessError
 
-if TYPE_CHECKING:  # _rules imports this module
-    from ._rules import Rule, Table
+if TYPE_CHECKING:
+    from weakref import WeakKeyDictionary  # loaded on first use: see ``_PER_CLASS``
+
+    from ._rules import Rule, Table  # _rules imports this module
 
 ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
 ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
@@ -80,22 +81,28 @@ read whatever the response looks like when it is named."""
 _READERS: dict[str, ExceptionReader] = {}
 _RESPONSES: dict[str, ResponseReader] = {}
 _RULES: dict[str, Table] = {}
-_PER_CLASS: Final[tuple[WeakKeyDictionary[type, Any], WeakKeyDictionary[type, Any]]] = (
-    WeakKeyDictionary(),
-    WeakKeyDictionary(),
-)
-"""``(readers, routes)``: ``exception_reader``'s answer per exception class, and ``_facade``'s
-(the adapter that reads the class when no reader is registered for it and it is no group,
-else ``None``). Emptied with every (un)registration.
+_PER_CLASS: list[WeakKeyDictionary[type, Any]] = []
+"""``[readers, routes]``, made on first use (``import normalize_errors`` loads no ``weakref``):
+``exception_reader``'s answer per exception class, and ``_facade``'s (the adapter that reads
+the class when no reader is registered for it and it is no group, else ``None``). Emptied
+with every (un)registration.
 
 Both hold their classes weakly (a class made at run time, as botocore makes them for every
 session, is collected as if it had never been read), and their values are readers and
 adapter functions, which hold no exception class."""
 
 
+def _per_class() -> list[WeakKeyDictionary[type, Any]]:
+    if not _PER_CLASS:
+        import weakref
+
+        _PER_CLASS.extend((weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()))
+    return _PER_CLASS
+
+
 def routes() -> WeakKeyDictionary[type, Route | None]:
     """``_facade``'s route per exception class (see ``_PER_CLASS``)."""
-    return _PER_CLASS[1]
+    return _per_class()[1]
 
 
 def forget_classes() -> None:
@@ -204,7 +211,7 @@ def _load(target: str) -> Any:
 
 def exception_reader(cls: type) -> ExceptionReader | None:
     """The reader registered for ``cls`` (the most specific class of its MRO that has one)."""
-    known = _PER_CLASS[0]
+    known = _per_class()[0]
     try:
         return known[cls]  # type: ignore[no-any-return]
     except KeyError:
