@@ -33,8 +33,8 @@ import openai
 
 from normalize_errors import HarnessError, diagnose, from_response, normalize
 from normalize_errors._facade import diagnose_stream
+from normalize_errors._replay_calls import http_library
 from normalize_errors.bindings.http import read_problem
-from normalize_errors.providers._calls import http_library
 
 if sys.version_info >= (3, 11):
     from builtins import ExceptionGroup

@@ -42,7 +42,7 @@ from typing import Any
 
 import normalize_errors
 from normalize_errors import normalize, wrap
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 from normalize_errors.replay import load, run, shipped
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: no network at import

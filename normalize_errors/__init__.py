@@ -10,23 +10,10 @@ Importing this package imports no third-party module.
 
 from __future__ import annotations
 
-from ._facade import check, diagnose, from_response, normalize
-from ._readers import (
-    add_rules,
-    register_reader,
-    register_response_reader,
-    unregister_reader,
-    unregister_response_reader,
-)
-from ._redact import redact
-from ._registry import (
-    CATEGORIES,
-    CODES,
-    IANA_TYPE,
-    PRE_REGISTRATION_TYPE,
-    CodeInfo,
-)
-from .exceptions import (
+from types import FunctionType as _FunctionType
+from typing import TYPE_CHECKING
+
+from ._code_classes import (
     ApprovalDeniedError,
     BudgetExceededError,
     ContentFilteredError,
@@ -35,7 +22,6 @@ from .exceptions import (
     ContextWindowExceededError,
     EmptyOutputError,
     GuardrailTriggeredError,
-    HarnessError,
     HarnessFaultError,
     HarnessInternalError,
     InvalidToolArgumentsError,
@@ -48,7 +34,6 @@ from .exceptions import (
     OutputSchemaViolationError,
     OutputTruncatedError,
     PolicyError,
-    ProblemFormatError,
     RemoteAgentFailedError,
     RepetitionDetectedError,
     RunCancelledError,
@@ -69,13 +54,29 @@ from .exceptions import (
     UpstreamUnavailableError,
     class_for_code,
 )
+from ._exceptions import HarnessError, Limit, Location, ProblemFormatError
+from ._facade import check, diagnose, from_response, normalize
+from ._pickling import CauseStandIn
+from ._readers import (
+    add_rules,
+    register_reader,
+    register_response_reader,
+    unregister_reader,
+    unregister_response_reader,
+)
+from ._redact import redact
+from ._registry import (
+    CATEGORIES,
+    CODES,
+    IANA_TYPE,
+    PRE_REGISTRATION_TYPE,
+    Advice,
+    CodeInfo,
+    Origin,
+)
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
+if TYPE_CHECKING:  # loaded on first use (see ``__getattr__``)
     from ._rules import Rule, rule
-    from ._types import Advice, Limit, Location, Origin
     from ._wrap import normalized, wrap
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "Advice",
     "ApprovalDeniedError",
     "BudgetExceededError",
+    "CauseStandIn",
     "CodeInfo",
     "ContentFilteredError",
     "ContextCompactionFailedError",
@@ -146,19 +148,31 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _exported(value: object) -> object:
+    """``value`` with ``__module__`` set to this package if it is a class or function defined
+    in one of its modules, so reprs, tracebacks and pickles name ``normalize_errors.X``."""
+    if isinstance(value, (type, _FunctionType)) and value.__module__.startswith(__name__ + "."):
+        value.__module__ = __name__
+    return value
+
+
+for _name in __all__:
+    if _name in globals():
+        _exported(globals()[_name])
+del _name
+
+
+def __getattr__(name: str) -> object:
+    # Loaded on first use: wrap() needs inspect and the adapters' registry, rule() the rule
+    # tables' machinery (dataclasses, json): a plain import does not pay for them.
     if name in ("wrap", "normalized"):
         from . import _wrap
 
-        return getattr(_wrap, name)
-    if name in ("rule", "Rule"):  # they need re: loaded on first use
+        return _exported(getattr(_wrap, name))
+    if name in ("rule", "Rule"):
         from . import _rules
 
-        return getattr(_rules, name)
-    if name in ("Advice", "Origin", "Limit", "Location"):  # they need typing: the same
-        from . import _types
-
-        return getattr(_types, name)
+        return _exported(getattr(_rules, name))
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 

@@ -29,9 +29,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
+from ._code_classes import class_for_code
 from ._registry import CODES, code_info
 from ._safe_read import qualname
-from .exceptions import class_for_code
 from .providers import NAMES
 
 __all__ = ["main", "registry_rows"]
@@ -129,7 +129,7 @@ def _fmt_wait(value: float | None) -> str:
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
-        from .replay import DISTRIBUTIONS, cassette_paths, load, missing_sdk, run
+        from .replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
     except ImportError as exc:  # pragma: no cover - depends on the environment
         out.write(
             f"replay needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}\n"
@@ -151,7 +151,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
             out.write(f"normalize-errors replay: {exc}\n")
             return 2
-        missing = missing_sdk(scenario)
+        missing = _missing_sdk(scenario)
         if missing is not None:  # an SDK this install does not have: skip, naming it
             skipped += 1
             absent[missing] = absent.get(missing, 0) + 1
@@ -215,7 +215,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         if absent:
             names = sorted(absent, key=lambda m: (-absent[m], m))
             listed = ", ".join(f"{m} ({absent[m]})" for m in names)
-            wheels = " ".join(sorted({DISTRIBUTIONS.get(m, m) for m in names}))
+            wheels = " ".join(sorted({_DISTRIBUTIONS.get(m, m) for m in names}))
             out.write(f"Skipped for want of {listed}: pip install {wheels}\n")
     return 1 if failures else 0
 

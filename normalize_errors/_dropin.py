@@ -4,7 +4,7 @@
 lives, then the same class again) a class whose instances satisfy both
 ``except UpstreamRateLimitedError`` and ``except openai.RateLimitError``. Its name and
 module are the harness class's, so tracebacks read
-``normalize_errors.exceptions.UpstreamRateLimitedError``.
+``normalize_errors.UpstreamRateLimitedError``.
 
 A drop-in is invisible to vendor code. Its instance holds two things: the vendor
 exception's attributes, exactly as the vendor set them, and the plain harness error
@@ -26,9 +26,9 @@ import threading
 import weakref
 from typing import Any, Final
 
+from ._exceptions import HarnessError
 from ._pickling import _pickle_state, _restore, scrub
 from ._redact import redact
-from .exceptions import HarnessError
 
 __all__ = ["VENDOR_NAMES", "as_raised", "copy_dropin", "dropin_class", "make_dropin"]
 

@@ -10,27 +10,27 @@ HTTP responses.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from ._code_classes import HarnessInternalError, class_for_code
+from ._exceptions import HarnessError
 from ._groups import Walk, group, group_members, group_type, through_chain
 from ._http_wire import body_text, lower_headers, parse_body, short, stream_error
 from ._readers import exception_reader, response_readers, routes
 from ._safe_read import integer, qualname
 from ._stdlib import internal, safe_text, stdlib
-from .exceptions import HarnessError, HarnessInternalError, class_for_code
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-    from types import ModuleType
-    from typing import Any, Final, TypeVar
-
+if TYPE_CHECKING:  # the adapters' registry is imported on first use
     from .providers import Adapter
 
-    _R = TypeVar("_R")
+_R = TypeVar("_R")
 
 __all__ = ["check", "diagnose", "diagnose_stream", "from_response", "normalize"]
 
 
-_PROVIDERS: list[ModuleType] = []
+_ROUTING: list[ModuleType] = []
 _READERS: list[Callable[[Any, Any, Any], HarnessError | None]] = []
 
 
@@ -43,13 +43,14 @@ def _read_problem() -> Callable[[Any, Any, Any], HarnessError | None]:
     return _READERS[0]
 
 
-def _providers() -> ModuleType:
-    """The ``providers`` package, imported on first use (it is not needed to import us)."""
-    if not _PROVIDERS:
-        from . import providers
+def _routing() -> ModuleType:
+    """The providers' routing (``providers._routing``), imported on first use (it is not
+    needed to import us)."""
+    if not _ROUTING:
+        from .providers import _routing
 
-        _PROVIDERS.append(providers)
-    return _PROVIDERS[0]
+        _ROUTING.append(_routing)
+    return _ROUTING[0]
 
 
 def _registered(exc: BaseException) -> HarnessError | None:
@@ -73,8 +74,8 @@ def _route(cls: type) -> Callable[[BaseException], HarnessError | None] | None:
     """
     if exception_reader(cls) is not None or group_type(cls):
         return None
-    name = _providers().provider_of_type(cls)
-    return None if name is None else _providers().adapter(name).normalize
+    name = _routing().provider_of_type(cls)
+    return None if name is None else _routing().adapter(name).normalize
 
 
 _UNSET: Final = object()
@@ -105,7 +106,7 @@ def _known(exc: BaseException, provider: str | None, walk: Walk) -> HarnessError
             return group(inner, provider, walk, _guarded)
         finally:
             walk.leave(exc)
-    adapter: Adapter | None = _providers().adapter_for_exception(exc, provider)
+    adapter: Adapter | None = _routing().adapter_for_exception(exc, provider)
     if adapter is not None:
         err = adapter.normalize(exc)
         if err is not None:
@@ -272,17 +273,17 @@ def respond(
             return problem
         if provider is not None:  # a registered reader's name, and it gave no answer
             provider = None
-    providers = _providers()
-    if provider is not None and provider not in providers.NAMES:
+    routing = _routing()
+    if provider is not None and provider not in routing.NAMES:
         provider = None  # a name no adapter or reader has: the body's shape decides
     if code is not None and 200 <= code <= 299:
         from ._envelopes import error_object  # on first use: importing the package stays small
 
         found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
         printed = None if found is not None or parsed is not None else body_text(body, 4096)
-        name = providers.provider_of_text(printed) if printed else None
+        name = routing.provider_of_text(printed) if printed else None
         if name is not None and provider in (None, name):  # an SDK's error text in the body
-            err: HarnessError = providers.adapter(name).from_response(None, headers, body)
+            err: HarnessError = routing.adapter(name).from_response(None, headers, body)
             err.upstream = {**err.upstream, "status": code, "in_stream": True}
             return err
         if found is None:
@@ -292,17 +293,17 @@ def respond(
                 retryable=False,
                 upstream={"provider": where, "status": code},
             )
-        name = provider or providers.detect(found, lowered)
-        err = providers.adapter(name).from_response(None, headers, found)
+        name = provider or routing.detect(found, lowered)
+        err = routing.adapter(name).from_response(None, headers, found)
         err.upstream = {**err.upstream, "status": code, "in_stream": True}
         return err
     text = body_text(body, 4096) if parsed is None else ""
-    name = provider or providers.detect(parsed, lowered, text)
+    name = provider or routing.detect(parsed, lowered, text)
     if name == "http" and host:
         from .providers import http
 
-        return http.read(status, lowered, body, provider=http.provider_for_host(host) or "http")
-    answer: HarnessError = providers.adapter(name).from_response(status, headers, body)
+        return http._read(status, lowered, body, provider=http._provider_for_host(host) or "http")
+    answer: HarnessError = routing.adapter(name).from_response(status, headers, body)
     return answer
 
 
@@ -346,10 +347,10 @@ def diagnose(
             found = not_an_answer(result, provider)
             found.result = result
             return found
-        name = provider or _providers().provider_of_result(result)
+        name = provider or _routing().provider_of_result(result)
         if name is None or name == "http":
             return None
-        reader: Adapter = _providers().adapter(name)
+        reader: Adapter = _routing().adapter(name)
         return reader.diagnose(result, tools)
     except Exception as bug:
         return HarnessInternalError(
@@ -382,10 +383,10 @@ def diagnose_stream(
             chunks = stream_events(body_text(chunks))
         if provider is None:
             chunks = chunks if isinstance(chunks, list) else list(chunks)
-            provider = _providers().provider_of_stream(chunks)
+            provider = _routing().provider_of_stream(chunks)
             if provider is None or provider == "http":
                 return None
-        reader: Adapter = _providers().adapter(provider)
+        reader: Adapter = _routing().adapter(provider)
         return reader.diagnose_stream(chunks, tools)
     except Exception as bug:
         return HarnessInternalError(

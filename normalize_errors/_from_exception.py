@@ -26,10 +26,10 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ._exceptions import HarnessError
 from ._http_wire import body_text, lower_headers, parse_body, short
 from ._rules import Facts, Table, build, class_entry, decide
 from ._safe_read import field, integer, qualname
-from .exceptions import HarnessError
 
 __all__ = [
     "SDK",

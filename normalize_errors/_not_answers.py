@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._code_classes import class_for_code
+from ._exceptions import HarnessError
 from ._http_wire import html_title, short
 from ._safe_read import frames, module_of, qualname
-from .exceptions import HarnessError, class_for_code
-from .providers import provider_of_module
+from .providers._routing import provider_of_module
 
 __all__ = ["decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
 

@@ -6,19 +6,19 @@ notes), and its ``__cause__``: another harness error as it is, any other excepti
 credential-free copy rebuilt by class name on load, or a ``CauseStandIn`` when that class
 cannot be imported there. A drop-in comes back as a drop-in of the same two classes.
 
-Pickles name ``normalize_errors.exceptions._restore`` and ``_rebuild_named``: those names stay
-importable from ``exceptions``.
+A pickle names the error's class by its public path (``normalize_errors.UpstreamRateLimitedError``)
+and ``_restore`` and ``_rebuild_named`` here: moving or renaming these two breaks the pickles
+made before.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Final
+
 from ._redact import MARGIN, MAX_DEPTH, MAX_REDACT, REDACTED, _spans, redact, secret_name
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Final
-
-    from .exceptions import HarnessError
+if TYPE_CHECKING:  # _exceptions imports this module
+    from ._exceptions import HarnessError
 
 __all__ = ["CauseStandIn"]
 
@@ -61,7 +61,7 @@ _STATE: Final = frozenset(
 def _pickle_state(err: HarnessError) -> dict[str, Any]:
     """The harness members, plus whatever else (result, vendor attributes) pickles."""
     state: dict[str, Any] = {}
-    from .exceptions import HarnessError
+    from ._exceptions import HarnessError
 
     for key, value in err.__dict__.items():
         if key in _STATE or isinstance(value, HarnessError):
@@ -202,10 +202,12 @@ def scrub(value: Any, depth: int = 0) -> Any:
         items = (scrub(item, depth + 1) for item in value)
         return kind(item for item in items if item is not DROP)
     if isinstance(value, BaseException):
-        from .exceptions import HarnessError
+        from ._exceptions import HarnessError
 
         return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
-    from .providers import provider_of_module  # the HTTP libraries' roots are declared there
+    from .providers._routing import (
+        provider_of_module,  # the HTTP libraries' roots are declared there
+    )
 
     if provider_of_module(getattr(kind, "__module__", None)) == "http":
         return _http_copy(value, depth)

@@ -16,16 +16,10 @@ import json
 import math
 from typing import Any, Final
 
+from ._code_classes import class_for_code
+from ._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES, MEMBERS, HarnessError, ProblemFormatError
 from ._redact import redact, utf8_safe
 from ._registry import CODE_PATTERN, TYPE_URIS
-from .exceptions import (
-    MAX_CAUSE_DEPTH,
-    MAX_CAUSES,
-    MEMBERS,
-    HarnessError,
-    ProblemFormatError,
-    class_for_code,
-)
 
 __all__ = ["parse", "parse_json"]
 

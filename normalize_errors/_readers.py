@@ -23,18 +23,19 @@ the library's own readers are registered lazily, by module name, so
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from ._exceptions import HarnessError
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any, Final, TypeAlias
-    from weakref import WeakKeyDictionary
+    from weakref import WeakKeyDictionary  # loaded on first use: see ``_PER_CLASS``
 
-    from ._rules import Rule, Table
-    from .exceptions import HarnessError
+    from ._rules import Rule, Table  # _rules imports this module
 
-    ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
-    ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
-    Route: TypeAlias = Callable[[BaseException], "HarnessError | None"]
+ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
+ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
+Route: TypeAlias = Callable[[BaseException], "HarnessError | None"]
 
 __all__ = [
     "add_rules",
@@ -50,12 +51,12 @@ __all__ = [
 ]
 
 BUILTIN: Final[dict[str, str]] = {
-    "a2a": "normalize_errors.bindings.a2a:read",
-    "mcp": "normalize_errors.bindings.mcp:read",
-    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:read",
-    "langchain_core": "normalize_errors.frameworks.langchain:read",
-    "agents": "normalize_errors.frameworks.agents:read",
-    "instructor": "normalize_errors.frameworks.instructor:read",
+    "a2a": "normalize_errors.bindings.a2a:_read",
+    "mcp": "normalize_errors.bindings.mcp:_read",
+    "pydantic_ai": "normalize_errors.frameworks.pydantic_ai:_read",
+    "langchain_core": "normalize_errors.frameworks.langchain:_read",
+    "agents": "normalize_errors.frameworks.agents:_read",
+    "instructor": "normalize_errors.frameworks.instructor:_read",
     "pydantic_core": "normalize_errors.frameworks._common:from_model_output",
     "json": "normalize_errors.frameworks._common:from_model_output",
 }
@@ -63,8 +64,8 @@ BUILTIN: Final[dict[str, str]] = {
 imported the first time an exception of that module is read."""
 
 BUILTIN_RESPONSES: Final[dict[str, str]] = {
-    "site": "normalize_errors.bindings.site:read_response",
-    "uhp": "normalize_errors.bindings.uhp:read_response",
+    "site": "normalize_errors.bindings.site:_read_response",
+    "uhp": "normalize_errors.bindings.uhp:_read_response",
 }
 """The library's own response readers: name -> ``"package.module:function"``, imported the
 first time ``from_response`` runs; asked after the users' readers."""

@@ -41,12 +41,9 @@ a long text in overlapping windows of that bound. Nothing is cached, neither a t
 from __future__ import annotations
 
 import math
+from typing import Any, Final
 
 from ._lazy import LazyPattern
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Final
 
 __all__ = [
     "KEY_SHAPES",

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from . import _envelopes, _stated_limits, _tool_refusals, _wording
+from ._code_classes import class_for_code
+from ._exceptions import HarnessError, _finite_wait
 from ._http_wire import (
     MAX_MESSAGE,
     html_title,
@@ -34,7 +36,6 @@ from ._readers import extra_rules
 from ._registry import code_info, status_code
 from ._safe_read import field, integer, sequence
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
-from .exceptions import HarnessError, _finite_wait, class_for_code
 
 __all__ = [
     "CONTEXT_COUNT",

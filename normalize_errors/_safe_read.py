@@ -8,11 +8,8 @@ of the wrong type or whose read raises gives ``None`` (or an empty tuple for a l
 from __future__ import annotations
 
 import math
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import FrameType
-    from typing import Any
+from types import FrameType
+from typing import Any
 
 __all__ = [
     "MAX_FRAMES",

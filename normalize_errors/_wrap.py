@@ -55,9 +55,10 @@ from typing import Any, Final, TypeVar, cast, overload
 
 from . import _facade
 from ._dropin import dropin_class, make_dropin
+from ._exceptions import HarnessError
 from ._safe_read import module_of
-from .exceptions import HarnessError
-from .providers import PROVIDERS, provider_of_module, provider_of_type
+from .providers import PROVIDERS
+from .providers._routing import provider_of_module, provider_of_type
 
 __all__ = ["normalized", "typed_error", "wrap"]
 
@@ -753,7 +754,7 @@ def _stream_problem(
     """The failure a finished stream means: from its owner's snapshot, else its chunks."""
     if not options.check or not options.generating:
         return None
-    from .providers import provider_of_object
+    from .providers._routing import provider_of_object
 
     for holder in (target, owner):
         for attr in _SNAPSHOTS:

@@ -23,11 +23,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from . import _facade
+from . import _facade, _replay_calls
 from ._cassette import MAX_BYTES, CassetteError
 from ._cassette import read as read_cassette
-from .exceptions import HarnessError
-from .providers import _calls
+from ._exceptions import HarnessError
 
 __all__ = [
     "MAX_BYTES",
@@ -44,7 +43,7 @@ __all__ = [
     "use_cassette",
 ]
 
-MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
+_MATCH_ON: Final = ("method", "scheme", "host", "port", "path", "query")
 
 
 def shipped() -> Path:
@@ -140,7 +139,8 @@ class Scenario:
         self.interactions = interactions
         self.provider: str = metadata["provider"]
         self.sdk: str | None = metadata.get("sdk")
-        """Another vendor's SDK that makes the call (``_calls.SDKS``), else the provider's."""
+        """Another vendor's SDK that makes the call (``_replay_calls.SDKS``), else the
+        provider's."""
         self.name: str = metadata.get("name", path.stem)
         self.call: str = metadata["call"]
         self.stream: bool = bool(metadata.get("stream", False))
@@ -187,7 +187,7 @@ def use_cassette(path: str | Path, *, allow_unplayed: bool = False) -> Iterator[
     """
     import vcr
 
-    recorder = vcr.VCR(record_mode="none", match_on=MATCH_ON, decode_compressed_response=False)
+    recorder = vcr.VCR(record_mode="none", match_on=_MATCH_ON, decode_compressed_response=False)
     recorder.register_persister(_CheckedPersister)
     with recorder.use_cassette(str(path)) as cassette:
         yield cassette
@@ -232,7 +232,7 @@ class _Given:
         return data
 
 
-def missing_sdk(scenario: Scenario) -> str | None:
+def _missing_sdk(scenario: Scenario) -> str | None:
     """The module of the SDK a scenario replays through, when it cannot be imported here.
 
     Each cassette names its SDK: the provider's (``openai``, ``anthropic``, ``google.genai``,
@@ -242,7 +242,7 @@ def missing_sdk(scenario: Scenario) -> str | None:
     testing]``) replays the cassettes it can and skips the others by this name.
     """
     if scenario.sdk is not None:
-        return _absent(_calls.SDKS[scenario.sdk][0])
+        return _absent(_replay_calls.SDKS[scenario.sdk][0])
     if scenario.provider == "http":
         if _absent("httpx") is None or _absent("httpx2") is None:
             return None
@@ -274,7 +274,7 @@ def _provider_sdks(provider: str) -> tuple[str, ...]:
     return next((p.replay for p in PROVIDERS if p.name == provider), ())
 
 
-DISTRIBUTIONS: Final = {
+_DISTRIBUTIONS: Final = {
     "google.genai": "google-genai",
     "cerebras.cloud.sdk": "cerebras-cloud-sdk",
     "fireworks": "fireworks-ai",
@@ -336,10 +336,10 @@ class Outcome:
         ):
             upstream = {**expect["upstream"], "exception": "httpx2." + wanted[len("httpx.") :]}
             expect = {**expect, "upstream": upstream}
-        return compare(expect, self.error)
+        return _compare(expect, self.error)
 
 
-def compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
+def _compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
     """The members of ``expect`` that ``error`` does not have (``upstream`` by subset)."""
     if error is None:
         return ["no harness error"] if expect else []
@@ -384,7 +384,7 @@ def _judge(scenario: Scenario, mode: str, result: Any) -> Outcome:
 
 
 def run(
-    scenario: Scenario, *, mode: str = "sync", prepare: _calls.Prepare | None = None
+    scenario: Scenario, *, mode: str = "sync", prepare: _replay_calls.Prepare | None = None
 ) -> Outcome:
     """Replay ``scenario`` through the real SDK client (``mode`` "sync" or "async").
 
@@ -407,9 +407,11 @@ def run(
     with use_cassette(scenario.path):
         try:
             if mode == "async":
-                result = asyncio.run(_calls.acall(scenario.provider, scenario.call, **options))
+                result = asyncio.run(
+                    _replay_calls.acall(scenario.provider, scenario.call, **options)
+                )
             else:
-                result = _calls.call(scenario.provider, scenario.call, **options)
+                result = _replay_calls.call(scenario.provider, scenario.call, **options)
         except Exception as exc:
             return Outcome(scenario, mode, exception=exc, error=_facade.normalize(exc))
         return _judge(scenario, mode, result)

@@ -55,13 +55,17 @@ from typing import Any, Final, TypeVar
 import tenacity
 from tenacity import RetryCallState
 
+from ._code_classes import BudgetExceededError, class_for_code
 from ._dropin import copy_dropin
+from ._exceptions import HarnessError
 from ._facade import normalize
-from .exceptions import BudgetExceededError, HarnessError, class_for_code
 from .resilience._budget import Budget, attempt, chosen
 from .resilience._common import refused, replay_refusal
 
 __all__ = [
+    "ATTEMPTS",
+    "CAP",
+    "TOTAL",
     "AsyncHarnessRetrying",
     "HarnessRetrying",
     "async_repair",

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from normalize_errors._cli import registry_rows
 from normalize_errors._registry import status_code
-from normalize_errors.providers import NAMES, adapter
+from normalize_errors.providers import NAMES
+from normalize_errors.providers._routing import adapter
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -108,8 +109,8 @@ def status_table() -> str:
 def uhp_in_table() -> str:
     """How ``from_envelope`` reads each UHP code, then unknown codes by type."""
     from normalize_errors import CODES
+    from normalize_errors._code_classes import class_for_code
     from normalize_errors.bindings import uhp
-    from normalize_errors.exceptions import class_for_code
 
     out = ["| UHP `code` | HTTP | harness code | retryable |", "|---|---|---|---|"]
     for name, row in uhp.CODES.items():
@@ -136,8 +137,8 @@ def uhp_in_table() -> str:
 def uhp_out_table() -> str:
     """What ``to_envelope`` writes for each harness code (grouped)."""
     from normalize_errors import CODES
+    from normalize_errors._code_classes import class_for_code
     from normalize_errors.bindings import uhp
-    from normalize_errors.exceptions import class_for_code
 
     groups: dict[tuple[int, str, str], list[str]] = {}
     for code in CODES:
@@ -156,8 +157,8 @@ def uhp_out_table() -> str:
 
 def site_table() -> str:
     """How ``from_site_error`` reads each site code and ``retry`` word, with the advice."""
+    from normalize_errors._code_classes import class_for_code
     from normalize_errors.bindings import site
-    from normalize_errors.exceptions import class_for_code
 
     out = [
         "| site `code` | `retry` | harness code | retryable | advice |",

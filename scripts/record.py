@@ -39,8 +39,8 @@ from urllib.parse import urlsplit, urlunsplit
 import vcr
 import yaml
 
+from normalize_errors import _replay_calls
 from normalize_errors._rules import KEEP_HEADERS
-from normalize_errors.providers import _calls
 from normalize_errors.testing._record import (  # what users record with
     REQUEST_HEADERS,
     cassette_text,
@@ -145,7 +145,9 @@ class Server:
 def real_base(scenario: dict[str, Any]) -> str:
     """Where the scenario's call really goes."""
     return str(
-        scenario.get("url") or scenario.get("base_url") or _calls.BASE_URLS[scenario["provider"]]
+        scenario.get("url")
+        or scenario.get("base_url")
+        or _replay_calls.BASE_URLS[scenario["provider"]]
     )
 
 
@@ -245,7 +247,7 @@ def record(path: Path, out: Path, live: bool) -> Path:
 
 def _attempt(provider: str, name: str, options: dict[str, Any]) -> None:
     try:
-        _calls.call(provider, name, **options)
+        _replay_calls.call(provider, name, **options)
     except Exception as exc:  # the failure is the point; report what was raised
         print(f"  raised {type(exc).__module__}.{type(exc).__qualname__}", file=sys.stderr)
 

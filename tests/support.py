@@ -106,7 +106,7 @@ def needed(scenario: Any) -> None:
     The native SDKs of OpenAI-compatible vendors (``metadata.sdk``) and Cohere's are installed
     in the newest environments only, and fireworks-ai in one of its own (.ci/run says why).
     """
-    from normalize_errors.providers._calls import SDKS
+    from normalize_errors._replay_calls import SDKS
 
     if scenario.sdk is not None:
         pytest.importorskip(SDKS[scenario.sdk][0], reason=f"needs the {scenario.sdk} SDK")
@@ -224,7 +224,7 @@ def wrapped_openai(name: str) -> Any:
     import openai
 
     from normalize_errors import wrap
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     http = http_library("openai")
     status, headers, body = recorded("openai", name)
@@ -253,7 +253,8 @@ def deciding_rows() -> Iterator[set[tuple[str, int]]]:
     place in the tests that knows how rows are tried: if the engine changes, change it here.
     """
     from normalize_errors._rules import Rule
-    from normalize_errors.providers import NAMES, available
+    from normalize_errors.providers import NAMES
+    from normalize_errors.providers._routing import available
 
     index: dict[int, tuple[str, int]] = {}
     for name in NAMES:

@@ -9,7 +9,7 @@ import openai
 
 from normalize_errors import HarnessError, normalize
 from normalize_errors._groups import MAX_CHAIN
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 
 from .support import raised, valid
 

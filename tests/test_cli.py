@@ -334,7 +334,7 @@ def test_replay_skips_a_cassette_whose_sdk_is_not_installed(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "fireworks" else real(name)
     )
-    assert replay.missing_sdk(scenario) == "fireworks"
+    assert replay._missing_sdk(scenario) == "fireworks"
     status, text = run("replay", str(path))
     assert status == 0
     assert "skipped: needs the fireworks SDK" in text
@@ -346,7 +346,9 @@ def test_replay_skips_a_cassette_whose_sdk_is_not_installed(
     }
     monkeypatch.undo()
     assert (
-        replay.missing_sdk(replay.load(replay.shipped() / "openai" / "insufficient_quota_429.yaml"))
+        replay._missing_sdk(
+            replay.load(replay.shipped() / "openai" / "insufficient_quota_429.yaml")
+        )
         is None
     )
 

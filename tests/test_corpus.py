@@ -20,7 +20,7 @@ import pytest
 
 from normalize_errors import CODES, HarnessError, corpus, wrap
 from normalize_errors._cli import main
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 
 CASES = corpus.load()
 MISSES = corpus.known_misses()

@@ -30,8 +30,8 @@ from normalize_errors import (
     wrap,
 )
 from normalize_errors._dropin import VENDOR_NAMES, dropin_class, make_dropin
+from normalize_errors._replay_calls import http_library
 from normalize_errors._wrap import typed_error
-from normalize_errors.providers._calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 from .support import is_instance, needed, recorded

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import pickle
+import pickletools
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -15,13 +18,14 @@ from normalize_errors import (
     HarnessError,
     ModelRefusalError,
     OutputError,
+    OutputTruncatedError,
     PolicyError,
     UpstreamError,
     UpstreamRateLimitedError,
+    _code_classes,
     class_for_code,
 )
-from normalize_errors import exceptions as exc_module
-from normalize_errors.exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES
+from normalize_errors._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES
 
 ALL_CLASSES = [
     obj
@@ -31,8 +35,8 @@ ALL_CLASSES = [
 
 
 def drawn_tree() -> dict[str, tuple[str | None, str | None]]:
-    """Parse the tree drawn in the module docstring: name -> (parent, code)."""
-    doc = exc_module.__doc__ or ""
+    """Parse the tree drawn in the docstring of the classes' module: name -> (parent, code)."""
+    doc = _code_classes.__doc__ or ""
     block = doc.split("::", 1)[1].split("\n\n")[1]
     parents: list[str] = []
     out: dict[str, tuple[str | None, str | None]] = {}
@@ -421,8 +425,7 @@ class NeedsCode(Exception):
 def test_a_cause_that_cannot_be_rebuilt_comes_back_as_a_stand_in() -> None:
     """The cause's class imports but cannot be made without its arguments: the pickled
     error's cause is a ``CauseStandIn`` naming the class, with its args and attributes."""
-    from normalize_errors import normalize
-    from normalize_errors.exceptions import CauseStandIn
+    from normalize_errors import CauseStandIn, normalize
 
     err = normalize(NeedsCode(7))
     clone = pickle.loads(pickle.dumps(err))
@@ -434,18 +437,41 @@ def test_a_cause_that_cannot_be_rebuilt_comes_back_as_a_stand_in() -> None:
     assert clone.to_dict() == err.to_dict()
 
 
-def test_pickles_that_name_the_old_home_of_the_pickling_functions_still_load() -> None:
-    """Pickling moved to ``_pickling``; a pickle made before names ``exceptions._restore``
-    and ``exceptions._rebuild_named``, which stay importable there."""
+def test_a_pickle_names_the_public_classes_and_loads_in_a_fresh_interpreter() -> None:
+    """A pickle names each class by its public path (``normalize_errors.X``, the path
+    tracebacks show) and the restore functions where they live, in ``_pickling``; a fresh
+    interpreter loads it into an equal error with its cause."""
     from normalize_errors import normalize
 
     err = normalize(ConnectionError("refused"))
-    made_now = pickle.dumps(err, protocol=0)  # text opcodes: module names can be swapped
-    assert made_now.count(b"normalize_errors._pickling") == 2
-    made_before = made_now.replace(b"normalize_errors._pickling", b"normalize_errors.exceptions")
-    clone = pickle.loads(made_before)
-    assert clone.to_dict() == err.to_dict()
-    assert type(clone.__cause__) is ConnectionError
+    err.causes = [OutputTruncatedError("cut")]
+    text_opcodes = pickle.dumps(err, protocol=0)  # GLOBAL opcodes name "module qualname"
+    named = {
+        str(arg).replace(" ", ".")
+        for op, arg, _ in pickletools.genops(text_opcodes)
+        if op.name == "GLOBAL"
+    }
+    assert named == {
+        "normalize_errors.UpstreamUnavailableError",
+        "normalize_errors.OutputTruncatedError",
+        "normalize_errors._pickling._restore",
+        "normalize_errors._pickling._rebuild_named",
+        "normalize_errors.CodeInfo",
+    }
+    data = pickle.dumps(err)
+    code = (
+        "import pickle, sys\n"
+        "err = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(type(err).__module__, type(err).__name__, type(err.__cause__).__name__,"
+        " err.to_json())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=data, capture_output=True, check=True
+    ).stdout.decode()
+    module, name, cause, text = out.split(" ", 3)
+    assert module == "normalize_errors"
+    assert (name, cause) == ("UpstreamUnavailableError", "ConnectionError")
+    assert HarnessError.from_json(text).to_dict() == err.to_dict()
 
 
 class _Unreadable(dict):  # type: ignore[type-arg]

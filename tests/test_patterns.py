@@ -177,7 +177,7 @@ import anthropic, httpx, openai, requests
 from google import genai
 from normalize_errors import HarnessError, check, diagnose, from_response, normalize, wrap
 from normalize_errors import _patterns
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 
 try:
     from builtins import ExceptionGroup

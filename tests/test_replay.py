@@ -14,8 +14,8 @@ import pytest
 from normalize_errors import class_for_code
 from normalize_errors.replay import (
     Outcome,
+    _compare,
     catalog,
-    compare,
     find,
     load,
     run,
@@ -97,18 +97,18 @@ def test_missing_sdk_names_the_sdk_a_scenario_needs_only_when_it_is_absent(
     the ``replay`` extra's own SDKs never names one."""
     import importlib.util
 
-    from normalize_errors.replay import missing_sdk
+    from normalize_errors.replay import _missing_sdk
 
     scenario = load(shipped() / "cohere" / "billing_limit_402.yaml")
     installed = importlib.util.find_spec("cohere") is not None  # in the newest environments
-    assert missing_sdk(scenario) == (None if installed else "cohere")
+    assert _missing_sdk(scenario) == (None if installed else "cohere")
     real = importlib.util.find_spec
 
     def absent(name: str, *args: object) -> object:
         return None if name == "cohere" else real(name)
 
     monkeypatch.setattr(importlib.util, "find_spec", absent)
-    assert missing_sdk(scenario) == "cohere"
+    assert _missing_sdk(scenario) == "cohere"
 
     def parent_missing(name: str, *args: object) -> object:
         if name == "cohere":
@@ -116,8 +116,8 @@ def test_missing_sdk_names_the_sdk_a_scenario_needs_only_when_it_is_absent(
         return real(name)
 
     monkeypatch.setattr(importlib.util, "find_spec", parent_missing)
-    assert missing_sdk(scenario) == "cohere"
-    assert missing_sdk(load(shipped() / "openai" / "overloaded_503.yaml")) is None
+    assert _missing_sdk(scenario) == "cohere"
+    assert _missing_sdk(load(shipped() / "openai" / "overloaded_503.yaml")) is None
 
 
 def test_compare_names_each_member_that_differs() -> None:
@@ -125,17 +125,17 @@ def test_compare_names_each_member_that_differs() -> None:
     err = class_for_code("upstream.rate_limited")(
         "slow down", retry_after=20.0, upstream={"provider": "openai", "code": "rate_limit"}
     )
-    assert compare({"code": "upstream.rate_limited", "retry_after": 20, "note": "x"}, err) == []
-    assert compare({"retry_after": 20.0000001}, err) == []
-    assert compare({"retry_after": 21}, err) == ["retry_after: expected 21, got 20.0"]
-    assert compare({"upstream": {"code": "quota"}}, err) == [
+    assert _compare({"code": "upstream.rate_limited", "retry_after": 20, "note": "x"}, err) == []
+    assert _compare({"retry_after": 20.0000001}, err) == []
+    assert _compare({"retry_after": 21}, err) == ["retry_after: expected 21, got 20.0"]
+    assert _compare({"upstream": {"code": "quota"}}, err) == [
         "upstream.code: expected 'quota', got 'rate_limit'"
     ]
-    assert compare({"code": "upstream.overloaded"}, err) == [
+    assert _compare({"code": "upstream.overloaded"}, err) == [
         "code: expected 'upstream.overloaded', got 'upstream.rate_limited'"
     ]
-    assert compare({"code": "upstream.overloaded"}, None) == ["no harness error"]
-    assert compare({}, None) == []
+    assert _compare({"code": "upstream.overloaded"}, None) == ["no harness error"]
+    assert _compare({}, None) == []
 
 
 def test_the_shared_cassette_reader_agrees_with_replay() -> None:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from normalize_errors._http_wire import lower_headers
 from normalize_errors._rules import Facts, context_limit, retry_hint, rule
-from normalize_errors.providers import NAMES, adapter
+from normalize_errors.providers import NAMES
+from normalize_errors.providers._routing import adapter
 
 GUARDED = sorted(
     {
@@ -206,7 +207,9 @@ def test_one_usage_reader_reads_every_providers_token_counts() -> None:
     """Issue 23, item 3: each provider declares where its counts are (``USAGE``); one reader
     reads them all: spellings, a nested count, floats that are whole numbers."""
     from normalize_errors._rules import read_usage
-    from normalize_errors.providers import cohere, google, openai
+    from normalize_errors.providers import cohere
+    from normalize_errors.providers.google import _results as google
+    from normalize_errors.providers.openai import _results as openai
 
     chat = {
         "usage": {
@@ -225,6 +228,6 @@ def test_one_usage_reader_reads_every_providers_token_counts() -> None:
     }
     assert read_usage(gemini, google.USAGE) == {"prompt_token_count": 5, "total_token_count": 9}
     billed = {"usage": {"billed_units": {"input_tokens": 71.0, "output_tokens": 2.5}}}
-    assert read_usage(billed, cohere.USAGE) == {"input_tokens": 71}
+    assert read_usage(billed, cohere._USAGE) == {"input_tokens": 71}
     assert read_usage(None, openai.USAGE) == {}
     assert read_usage({"usage": "not an object"}, openai.USAGE) == {}

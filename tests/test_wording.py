@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, corpus, from_response, wrap
 from normalize_errors._envelopes import stated_status
+from normalize_errors._replay_calls import http_library
 from normalize_errors._rules import retry_hint
-from normalize_errors.providers._calls import http_library
 from tests.test_corpus import MESSAGES, serving
 
 

@@ -31,7 +31,7 @@ from normalize_errors import (
     normalized,
     wrap,
 )
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 from .support import cassette, is_instance, needed, raised
@@ -99,7 +99,7 @@ def test_drop_in_errors_cross_process_boundaries() -> None:
         name, mro, problem, status = pool.submit(roundtrip, err).result(timeout=120)
     assert name == "UpstreamRateLimitedError"
     assert "openai.RateLimitError" in mro
-    assert "normalize_errors.exceptions.UpstreamRateLimitedError" in mro
+    assert "normalize_errors.UpstreamRateLimitedError" in mro
     assert problem == err.to_dict()
     assert status == 429
 

@@ -25,7 +25,7 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 
 from .support import is_instance, recorded
 

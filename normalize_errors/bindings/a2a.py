@@ -49,11 +49,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._http_wire import lower_headers, retry_after
 from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
-from ..exceptions import HarnessError, class_for_code
 from ._public import full_view, is_public, public_view
-from .jsonrpc import adopt, find_problem, from_jsonrpc
+from .jsonrpc import _adopt, _find_problem, from_jsonrpc
 
 if TYPE_CHECKING:
     from a2a.server.tasks import TaskUpdater
@@ -66,7 +67,6 @@ __all__ = [
     "agent_extension",
     "finish",
     "from_task",
-    "read",
     "task_state",
     "to_a2a_error",
     "to_message",
@@ -244,7 +244,7 @@ def _parts(status: dict[str, Any]) -> tuple[str | None, Any]:
         if text is None and isinstance(part.get("text"), str):
             text = part["text"]
         if problem is None and "data" in part:
-            problem = find_problem(part["data"])
+            problem = _find_problem(part["data"])
     return text, problem
 
 
@@ -296,7 +296,7 @@ def _from_task(
             causes=[] if received is None else [received],
         )
     if received is not None:
-        err = adopt(received, "a2a", upstream)
+        err = _adopt(received, "a2a", upstream)
     else:
         code = "policy.model_refusal" if state == "rejected" else "upstream.agent_failed"
         what = {"failed": "failed", "rejected": "was rejected", "canceled": "was cancelled"}[state]
@@ -340,7 +340,7 @@ def _status_error(exc: BaseException, status: int, headers: Any) -> HarnessError
     return class_for_code("upstream.invalid_request")(detail, upstream=upstream)
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The reader ``normalize`` uses for exceptions of the ``a2a`` package."""
     names = {klass.__name__ for klass in type(exc).__mro__}
     message = str(getattr(exc, "message", "") or exc)

@@ -21,9 +21,9 @@ import json
 import math
 from typing import Any, Final
 
+from .._exceptions import HarnessError, ProblemFormatError
 from .._http_wire import lower_headers, parse_body, retry_after
 from .._registry import TYPE_URIS, code_info
-from ..exceptions import HarnessError, ProblemFormatError
 
 __all__ = [
     "PROBLEM_JSON",
@@ -136,7 +136,7 @@ def _error_status(status: Any) -> bool:
     return isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599
 
 
-def is_problem(obj: Any) -> bool:
+def _is_problem(obj: Any) -> bool:
     """Whether ``obj`` looks like a harness error object (by its ``type`` and ``code``)."""
     if not isinstance(obj, dict):
         return False
@@ -152,7 +152,7 @@ def read_problem(status: Any, headers: Any, body: Any) -> HarnessError | None:
     caller can report it as an invalid response. Never raises.
     """
     obj = parse_body(body)
-    if not is_problem(obj):
+    if not _is_problem(obj):
         return None
     try:
         err = HarnessError.from_dict(obj)

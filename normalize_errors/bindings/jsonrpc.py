@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError, ProblemFormatError
 from .._patterns import JSONRPC_UNKNOWN_TOOL, MAX_MESSAGE
 from .._registry import TYPE_URIS
-from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 
 __all__ = [
     "A2A_CODES",
@@ -44,10 +45,7 @@ __all__ = [
     "MCP_CODES",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
-    "adopt",
-    "find_problem",
     "from_jsonrpc",
-    "integral",
     "to_jsonrpc",
 ]
 
@@ -118,7 +116,7 @@ def to_jsonrpc(err: HarnessError, code: int | None = None) -> dict[str, Any]:
     return {"code": code, "message": err.detail or err.title, "data": problem}
 
 
-def integral(value: Any) -> Any:
+def _integral(value: Any) -> Any:
     """``value`` as plain JSON, with every integral float, at any depth, read as an ``int``.
 
     Carriers that store numbers as doubles (A2A data parts are ``google.protobuf.Value``)
@@ -128,9 +126,9 @@ def integral(value: Any) -> Any:
     if isinstance(value, float):
         return int(value) if value.is_integer() else value
     if isinstance(value, Mapping):
-        return {key: integral(item) for key, item in value.items()}
+        return {key: _integral(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [integral(item) for item in value]
+        return [_integral(item) for item in value]
     return value
 
 
@@ -141,14 +139,14 @@ def _is_problem(obj: Any) -> bool:
     return isinstance(kind, str) and kind in TYPE_URIS and isinstance(obj.get("code"), str)
 
 
-def find_problem(data: Any) -> HarnessError | None:
+def _find_problem(data: Any) -> HarnessError | None:
     """The harness error object carried in ``data``, read with ``HarnessError.from_dict``.
 
     ``data`` may be the object itself, or a list whose entry is the object or holds it in
     ``metadata`` (A2A 1.x's ``google.rpc.ErrorInfo``). An object that claims the type but is
     not valid gives ``None``. Integral floats read back as integers.
     """
-    data = integral(data)
+    data = _integral(data)
     candidates: list[Any] = [data]
     if isinstance(data, list):
         candidates = [*data, *(item.get("metadata") for item in data if isinstance(item, dict))]
@@ -197,9 +195,9 @@ def _from_jsonrpc(error: Any, protocol: str | None) -> HarnessError:
         upstream["code"] = str(code)
     if message:
         upstream["message"] = message
-    received = find_problem(_member(error, "data"))
+    received = _find_problem(_member(error, "data"))
     if received is not None:
-        return adopt(received, protocol, upstream)
+        return _adopt(received, protocol, upstream)
     table, default = _TABLES.get(protocol, _TABLES[None])
     harness_code = default if code is None else table.get(code, default)
     if (
@@ -214,7 +212,7 @@ def _from_jsonrpc(error: Any, protocol: str | None) -> HarnessError:
     return class_for_code(harness_code)(detail, upstream=upstream)
 
 
-def adopt(received: HarnessError, protocol: str | None, upstream: dict[str, Any]) -> HarnessError:
+def _adopt(received: HarnessError, protocol: str | None, upstream: dict[str, Any]) -> HarnessError:
     """What a harness reports for an object received over ``protocol`` (see the module doc).
 
     For A2A, ``upstream`` (the carrier's facts: JSON-RPC code and message, task state) goes

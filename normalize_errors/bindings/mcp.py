@@ -57,14 +57,15 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._facade import normalize
-from ..exceptions import HarnessError, class_for_code
 from ._public import full_view, is_public, public_view, read_from_another_party
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    adopt,
-    find_problem,
+    _adopt,
+    _find_problem,
     from_jsonrpc,
     to_jsonrpc,
 )
@@ -86,8 +87,6 @@ __all__ = [
     "install",
     "is_tool_error",
     "raise_for_auth",
-    "read",
-    "read_from_another_party",
     "reply",
     "sampling_declined",
     "sampling_error",
@@ -357,9 +356,9 @@ def _from_tool_result(result: Any, tool_name: str | None) -> HarnessError | None
     if _get(result, "is_error", "isError") is not True:
         return None
     meta = _get(result, "meta", "_meta")
-    received = find_problem(meta.get(META_KEY)) if isinstance(meta, Mapping) else None
+    received = _find_problem(meta.get(META_KEY)) if isinstance(meta, Mapping) else None
     if received is not None:
-        err = adopt(received, "mcp", {})
+        err = _adopt(received, "mcp", {})
     else:
         text = _first_text(_get(result, "content"))
         code = "tool.execution_failed"
@@ -378,7 +377,7 @@ def _from_tool_result(result: Any, tool_name: str | None) -> HarnessError | None
     return err
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The reader ``normalize`` uses for exceptions of the ``mcp`` package."""
     error = getattr(exc, "error", None)
     if error is not None and isinstance(getattr(error, "code", None), int):

@@ -35,9 +35,9 @@ import traceback
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
+from .._exceptions import HarnessError
 from .._redact import redact, redact_all
 from .._safe_read import qualname
-from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError
 from .._http_wire import lower_headers, parse_body, retry_after, short
-from .._registry import status_code
+from .._registry import Advice, status_code
 from .._safe_read import finite
-from .._types import Advice
-from ..exceptions import HarnessError, class_for_code
 
-__all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error", "read_response"]
+__all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error"]
 
 
 class SiteCode(NamedTuple):
@@ -161,7 +161,7 @@ def from_site_error(status: Any, headers: Any, body: Any) -> HarnessError:
         )
 
 
-def read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
+def _read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
     """The reader ``from_response`` asks (registered as ``"site"``): answers for a body
     whose error object carries a ``retry`` word of the vocabulary, else ``None``."""
     error = body.get("error") if isinstance(body, dict) else None

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._exceptions import HarnessError
 from ..bindings.http import to_http
-from ..exceptions import HarnessError
 
 if TYPE_CHECKING:
     from starlette.requests import Request

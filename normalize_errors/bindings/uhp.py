@@ -31,10 +31,11 @@ import json
 import math
 from typing import Any, Final, NamedTuple
 
+from .._code_classes import class_for_code
+from .._exceptions import HarnessError, ProblemFormatError
 from .._http_wire import lower_headers, parse_body, retry_after, short
 from .._registry import TYPE_URIS, code_info, status_code
 from .._safe_read import finite
-from ..exceptions import HarnessError, ProblemFormatError, class_for_code
 from .http import public_problem, response_status
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "VERSION_HEADER",
     "UhpCode",
     "from_envelope",
-    "read_response",
     "to_envelope",
     "uhp_type",
 ]
@@ -336,7 +336,7 @@ def from_envelope(status: Any, headers: Any, body: Any) -> HarnessError:
         )
 
 
-def read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
+def _read_response(status: int | None, headers: dict[str, str], body: Any) -> HarnessError | None:
     """The reader ``from_response`` asks (registered as ``"uhp"``).
 
     Answers for responses with the ``UHP-Version`` header only; ``from_response(...,

@@ -40,7 +40,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
-from ..exceptions import HarnessError
+from .._exceptions import HarnessError
 
 __all__ = [
     "FIELDS",

@@ -36,7 +36,7 @@ from .._patterns import (
 from .._safe_read import qualname
 from ._common import known, names, output_error
 
-__all__ = ["read", "retry_policy"]
+__all__ = ["retry_policy"]
 
 _STAGES: Final = (
     ("ToolInput", "tool_input"),
@@ -57,7 +57,7 @@ def _text(exc: BaseException) -> str:
     return message if isinstance(message, str) and message else str(exc)
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The harness error for an Agents SDK exception, or ``None``."""
     found = names(exc)
     text = _text(exc)

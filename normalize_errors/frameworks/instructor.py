@@ -23,7 +23,7 @@ from .._patterns import INSTRUCTOR_REFUSED, INSTRUCTOR_USED, MAX_MESSAGE
 from .._safe_read import qualname
 from ._common import known, names, output_error, through
 
-__all__ = ["read"]
+__all__: list[str] = []
 
 
 def _facts(exc: BaseException) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).strip().split("\n", 1)[0] or type(exc).__name__
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The harness error for an instructor exception, or ``None``."""
     found = names(exc)
     if "TokenUsageUnavailableError" in found:

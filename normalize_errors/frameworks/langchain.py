@@ -25,7 +25,7 @@ from .. import HarnessError
 from .._safe_read import qualname
 from ._common import names, output_error
 
-__all__ = ["read", "retry_if"]
+__all__ = ["retry_if"]
 
 _MODEL: Final = (
     ("ContextOverflowError", "context.window_exceeded"),
@@ -48,7 +48,7 @@ def _facts(exc: BaseException, **more: Any) -> dict[str, Any]:
 
 def _from_vendor(exc: BaseException) -> bool:
     """Whether a provider's adapter reads ``exc`` (a class of its MRO is a vendor's)."""
-    from ..providers import provider_of
+    from ..providers._routing import provider_of
 
     return provider_of(exc) is not None
 
@@ -58,7 +58,7 @@ def _message(exc: BaseException) -> str:
     return str(exc).split("\nFor troubleshooting", 1)[0].strip()
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The harness error for a langchain_core exception, or ``None``."""
     found = names(exc)
     if "OutputParserException" in found:

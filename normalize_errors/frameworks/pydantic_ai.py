@@ -38,7 +38,7 @@ from .._patterns import (
 from .._safe_read import qualname
 from ._common import known, names, output_error, through
 
-__all__ = ["fallback_on", "read"]
+__all__ = ["fallback_on"]
 
 _API: Final = (
     ("ModelContextWindowExceededError", "context.window_exceeded", None),
@@ -56,7 +56,7 @@ _API: Final = (
 )
 
 
-def read(exc: BaseException) -> HarnessError | None:
+def _read(exc: BaseException) -> HarnessError | None:
     """The harness error for a pydantic-ai exception, or ``None`` for one it does not know."""
     found = names(exc)
     if "FallbackExceptionGroup" in found:

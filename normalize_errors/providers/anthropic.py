@@ -34,8 +34,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._from_exception import SDK as _SDK
-from .._from_exception import facts_of, read_exception
+from .._exceptions import HarnessError
+from .._from_exception import SDK, facts_of, read_exception
 from .._http_wire import short
 from .._registry import status_code
 from .._rules import (
@@ -53,8 +53,7 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, integer, text_of
-from ..exceptions import HarnessError
-from . import declared
+from ._routing import declared
 
 __all__ = [
     "CLASSES",
@@ -291,14 +290,14 @@ def looks_like(body: Any) -> bool:
     )
 
 
-SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read, id_headers=("request-id",))
+_SDK: Final = SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read, id_headers=("request-id",))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP error response in the Anthropic shape."""
     number = integer(status)
     in_stream = number is not None and 200 <= number <= 299  # the stream's, before its error
-    return decide(TABLE, facts_of(SDK, number, headers, body, in_stream=in_stream))
+    return decide(TABLE, facts_of(_SDK, number, headers, body, in_stream=in_stream))
 
 
 # -- SDK exceptions -----------------------------------------------------------------------------
@@ -327,7 +326,7 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | Facts
 
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of the ``anthropic`` SDK, or ``None``."""
-    return read_exception(SDK, exc, adjust=_adjust)
+    return read_exception(_SDK, exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -339,7 +338,7 @@ _UNUSED: Final = frozenset({"thinking", "redacted_thinking"})
 """Content blocks that are not output the caller can use on their own."""
 
 
-USAGE: Final = Usage(
+_USAGE: Final = Usage(
     at=("usage",),
     counts={"input_tokens": ("input_tokens",), "output_tokens": ("output_tokens",)},
 )
@@ -446,7 +445,7 @@ def _judge(
             reason,
             "The output stopped at the max_tokens limit.",
             result,
-            usage=read_usage(result, USAGE),
+            usage=read_usage(result, _USAGE),
             message_id=message_id,
             model=model,
         )
@@ -456,7 +455,7 @@ def _judge(
             reason,
             "The output stopped because the model's context window is full.",
             result,
-            usage=read_usage(result, USAGE),
+            usage=read_usage(result, _USAGE),
             message_id=message_id,
             model=model,
         )
@@ -492,7 +491,7 @@ def _judge(
             reason,
             "The model returned no content.",
             result,
-            usage=read_usage(result, USAGE),
+            usage=read_usage(result, _USAGE),
             message_id=message_id,
             model=model,
         )
@@ -511,7 +510,7 @@ def _error_event(event: Any) -> HarnessError:
             },
             "request_id": field(event, "request_id"),
         }
-    return decide(TABLE, facts_of(SDK, None, None, event, in_stream=True))
+    return decide(TABLE, facts_of(_SDK, None, None, event, in_stream=True))
 
 
 def _block_state(block: Any) -> dict[str, Any]:
@@ -556,7 +555,7 @@ def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> Harne
                 value = text_of(field(start, name))
                 if value:
                     message[name] = value
-            message["usage"] = read_usage(start, USAGE)
+            message["usage"] = read_usage(start, _USAGE)
             for index, block in enumerate(_blocks(start)):
                 blocks[index] = _block_state(block)
         elif kind == "content_block_start":

@@ -38,6 +38,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
+from .._exceptions import HarnessError
 from .._http_wire import body_text, lower_headers, parse_body, short
 from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
@@ -56,16 +57,13 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..exceptions import HarnessError
-from . import declared
+from ._routing import declared
 
 __all__ = [
     "CLASSES",
     "NAME",
-    "NATIVE_BODIES",
     "STOP_REASONS",
     "TABLE",
-    "NativeBody",
     "diagnose",
     "diagnose_stream",
     "from_response",
@@ -410,7 +408,7 @@ _STOPS: Final[dict[str, tuple[str, str]]] = {
 _QUIET: Final = frozenset({"tool_use", "stop_sequence"})
 
 
-class NativeBody(NamedTuple):
+class _NativeBody(NamedTuple):
     """Where a model family's own InvokeModel body says why its output stopped."""
 
     family: str
@@ -424,17 +422,17 @@ class NativeBody(NamedTuple):
     """Its stop reasons that are failures -> the Converse ``stopReason`` of the same meaning."""
 
 
-NATIVE_BODIES: Final[tuple[NativeBody, ...]] = (
-    NativeBody(
+_NATIVE_BODIES: Final[tuple[_NativeBody, ...]] = (
+    _NativeBody(
         "Cohere Command",
         "generations",
         "generations",
         "finish_reason",
         {"MAX_TOKENS": "max_tokens", "ERROR_TOXIC": "content_filtered"},
     ),
-    NativeBody("Meta Llama", "generation", None, "stop_reason", {"length": "max_tokens"}),
-    NativeBody("Mistral", "outputs", "outputs", "stop_reason", {"length": "max_tokens"}),
-    NativeBody(
+    _NativeBody("Meta Llama", "generation", None, "stop_reason", {"length": "max_tokens"}),
+    _NativeBody("Mistral", "outputs", "outputs", "stop_reason", {"length": "max_tokens"}),
+    _NativeBody(
         "Amazon Titan Text",
         "inputTextTokenCount",
         "results",
@@ -451,7 +449,7 @@ def _native_stop(result: Any) -> tuple[str, str] | None:
     stop reason, or ``None`` (the first output that stopped on a failure decides)."""
     if not isinstance(result, dict):
         return None
-    for body in NATIVE_BODIES:
+    for body in _NATIVE_BODIES:
         if body.marker not in result:
             continue
         outputs = [result] if body.outputs is None else sequence(result.get(body.outputs))
@@ -553,7 +551,7 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
 )
 """Failure signals in successful results, with a minimal example of each. An InvokeModel
 body in Anthropic's Messages shape is read by the anthropic adapter (``stop_reason``); the
-other families' native bodies by ``NATIVE_BODIES``."""
+other families' native bodies by ``_NATIVE_BODIES``."""
 
 
 def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
@@ -570,7 +568,7 @@ def _offered(tools: Iterable[Any] | None) -> frozenset[str] | None:
     return offered_names(names)
 
 
-USAGE: Final = Usage(
+_USAGE: Final = Usage(
     at=("usage",),
     counts={"inputTokens": ("inputTokens",), "outputTokens": ("outputTokens",)},
 )
@@ -592,7 +590,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     ``toolConfig``) is ``output.unknown_tool``; ``end_turn`` with no content ``output.empty``.
     An InvokeModel body (the parsed JSON) with ``amazon-bedrock-guardrailAction:
     INTERVENED`` is ``policy.guardrail_triggered``; a native body of another model family
-    (``NATIVE_BODIES``: Cohere Command, Meta Llama, Mistral, Amazon Titan) is read by the
+    (``_NATIVE_BODIES``: Cohere Command, Meta Llama, Mistral, Amazon Titan) is read by the
     Converse stop reason its own stop reason means; an Anthropic-shaped body is read by the
     anthropic adapter.
     """
@@ -612,10 +610,10 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
             stopped = stop_error(NAME, code, native[1], detail, request_id=_request_id(result))
             stopped.result = result
             return stopped
-        if any(isinstance(result, dict) and body.marker in result for body in NATIVE_BODIES):
+        if any(isinstance(result, dict) and body.marker in result for body in _NATIVE_BODIES):
             return None
         if text_of(field(result, "type")) == "message" or field(result, "stop_reason"):
-            from . import adapter
+            from ._routing import adapter
 
             return adapter("anthropic").diagnose(result, tools)
         return None
@@ -626,7 +624,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
 
 
 def _judge(result: Any, reason: str, tools: Iterable[Any] | None) -> HarnessError | None:
-    extra: dict[str, Any] = {"usage": read_usage(result, USAGE)}
+    extra: dict[str, Any] = {"usage": read_usage(result, _USAGE)}
     trace = field(result, "trace")
     if reason in _STOPS:
         code, detail = _STOPS[reason]
@@ -770,7 +768,7 @@ def _invoke_stream(items: list[Any], tools: Iterable[Any] | None) -> HarnessErro
                 "A Bedrock guardrail intervened and replaced the output.",
             )
     if any(isinstance(item, dict) and "type" in item for item in items):
-        from . import adapter
+        from ._routing import adapter
 
         return adapter("anthropic").diagnose_stream(items, tools)
     return None

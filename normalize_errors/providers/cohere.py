@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._from_exception import SDK as _SDK
-from .._from_exception import facts_of, read_exception
+from .._exceptions import HarnessError
+from .._from_exception import SDK, facts_of, read_exception
 from .._http_wire import lower_headers, short
 from .._rules import (
     CONTEXT_WORDS,
@@ -42,8 +42,7 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, integer, sequence, text_of
-from ..exceptions import HarnessError
-from . import declared
+from ._routing import declared
 
 __all__ = [
     "CLASSES",
@@ -120,7 +119,7 @@ reaches ``ApiError``; a test checks that every exception class the SDK exports i
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def read_body(body: Any, facts: Facts) -> Facts:
+def _read_body(body: Any, facts: Facts) -> Facts:
     """The body reader: ``{"message": ...}`` or ``{"id": ..., "message": ...}``."""
     if not isinstance(body, dict):
         return facts
@@ -134,7 +133,7 @@ def read_body(body: Any, facts: Facts) -> Facts:
     return replace(facts, **found) if found else facts
 
 
-SDK: Final = _SDK(NAME, declared(NAME).roots, CLASSES, TABLE, read_body)
+_SDK: Final = SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read_body)
 
 
 def looks_like(body: Any) -> bool:
@@ -145,7 +144,7 @@ def looks_like(body: Any) -> bool:
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw Cohere error response."""
-    return decide(TABLE, facts_of(SDK, integer(status), headers, body))
+    return decide(TABLE, facts_of(_SDK, integer(status), headers, body))
 
 
 # -- SDK exceptions -----------------------------------------------------------------------------
@@ -166,7 +165,7 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> Facts:
 
 def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of the ``cohere`` SDK, or ``None``."""
-    return read_exception(SDK, exc, adjust=_adjust)
+    return read_exception(_SDK, exc, adjust=_adjust)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -244,7 +243,7 @@ STOP_REASONS: Final[tuple[StopRow, ...]] = (
 content, ``STOP_SEQUENCE`` and ``TOOL_CALL`` with valid calls are not failures."""
 
 
-USAGE: Final = Usage(
+_USAGE: Final = Usage(
     at=("usage", ("tokens", "billed_units")),
     counts={"input_tokens": ("input_tokens",), "output_tokens": ("output_tokens",)},
 )
@@ -266,7 +265,7 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
         return None
     reason = reason.upper()
     request_id = text_of(field(result, "id", "generation_id"))
-    usage = read_usage(result, USAGE)
+    usage = read_usage(result, _USAGE)
     if reason in _STOPS:
         code, detail = _STOPS[reason]
         found = stop_error(NAME, code, reason, detail, request_id=request_id, usage=usage)

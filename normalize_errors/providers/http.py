@@ -9,7 +9,7 @@ What this adapter reads:
   (``api.openai.com``, ``*.openai.azure.com``, ``api.anthropic.com``,
   ``generativelanguage.googleapis.com``, ``*aiplatform.googleapis.com``);
 * exceptions of ``requests``, ``urllib3`` and ``aiohttp``, by class-name patterns
-  (``PATTERNS``), or from their response when they carry an error status;
+  (``_PATTERNS``), or from their response when they carry an error status;
 * raw responses of no known shape (``from_response``): HTML pages of gateways (Cloudflare,
   nginx, AWS load balancers, Google Front End), Envoy's text replies, JSON of other shapes
   (``{"message": ...}``, ``{"detail": ...}``), empty bodies.
@@ -34,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._envelopes import MEANINGS, read_envelope
+from .._exceptions import HarnessError
 from .._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
 from .._patterns import (
     HTTP_CONNECTION,
@@ -50,14 +51,12 @@ from .._patterns import (
 )
 from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
 from .._safe_read import field, integer, qualname, text_of
-from ..exceptions import HarnessError
-from . import PROVIDERS, declared
+from . import PROVIDERS
+from ._routing import declared
 
 __all__ = [
     "CLASSES",
-    "HOSTS",
     "NAME",
-    "PATTERNS",
     "TABLE",
     "diagnose",
     "diagnose_stream",
@@ -70,7 +69,7 @@ NAME: Final = "http"
 
 _CLOUDFLARE_ORIGIN: Final = (520, 521, 522, 523, 524, 525, 526, 527, 530)
 
-ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
+_ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
     rule(
         code,
         f"{name} {', '.join(map(str, numbers))}: {what}",
@@ -84,7 +83,7 @@ ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
 ``<envelope>:<code>`` the reader gives such a body."""
 
 TABLE: Final = Table(
-    *ENVELOPE_ROWS,
+    *_ENVELOPE_ROWS,
     rule(
         "upstream.overloaded",
         "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
@@ -177,9 +176,9 @@ _HTTPX_ROOTS: Final = frozenset(
 )
 """The httpx family: exceptions read by class name (``CLASSES``)."""
 _OTHER_ROOTS: Final = frozenset(declared(NAME).roots) - _HTTPX_ROOTS
-"""The other HTTP libraries: exceptions read by their response, else by ``PATTERNS``."""
+"""The other HTTP libraries: exceptions read by their response, else by ``_PATTERNS``."""
 
-PATTERNS: Final[tuple[tuple[re.Pattern[str], str, bool, str | None], ...]] = (
+_PATTERNS: Final[tuple[tuple[re.Pattern[str], str, bool, str | None], ...]] = (
     (HTTP_REDIRECT.compiled(), "upstream.invalid_response", False, None),
     (HTTP_CUT_SHORT.compiled(), "upstream.unavailable", True, "connection_error"),
     (HTTP_MISUSE.compiled(), "harness.internal_error", False, None),
@@ -193,7 +192,7 @@ code, retryable, ``upstream.code``), tried in order on each class of the MRO fro
 specific; an exception with an error status is read from its response first, and one that
 matches nothing is ``harness.internal_error``."""
 
-HOSTS: Final = tuple((host, p.name) for p in PROVIDERS for host in p.hosts)
+_HOSTS: Final = tuple((host, p.name) for p in PROVIDERS for host in p.hosts)
 """Request hosts that name the provider of a response of no known shape: exact names, and
 suffixes (starting with ``.`` or ``-``, as in ``us-central1-aiplatform.googleapis.com``)."""
 
@@ -219,12 +218,12 @@ _ENVOY: Final = ("upstream connect error", "disconnect/reset before headers", "n
 # -- reading a response of no known shape ---------------------------------------------------
 
 
-def provider_for_host(host: str | None) -> str | None:
-    """The provider whose API lives at ``host``, or ``None`` (see ``HOSTS``)."""
+def _provider_for_host(host: str | None) -> str | None:
+    """The provider whose API lives at ``host``, or ``None`` (see ``_HOSTS``)."""
     if not host:
         return None
     host = host.lower().rstrip(".")
-    for known, name in HOSTS:
+    for known, name in _HOSTS:
         if host == known or (known[0] in ".-" and host.endswith(known)):
             return name
     return None
@@ -282,7 +281,7 @@ def _json_facts(parsed: Any, found: dict[str, Any]) -> None:
         found.setdefault("message", short(error, MAX_MESSAGE))
 
 
-def read(
+def _read(
     status: Any,
     headers: Any,
     body: Any,
@@ -341,7 +340,7 @@ def read(
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:
     """The harness error for a raw HTTP response of no known shape (see the module doc)."""
-    return read(status, headers, body)
+    return _read(status, headers, body)
 
 
 def looks_like(body: Any) -> bool:
@@ -464,7 +463,7 @@ def _fixed(
     if cause is not None:
         extra["cause"] = qualname(cause)
     facts = Facts(
-        provider=provider_for_host(host) or NAME,
+        provider=_provider_for_host(host) or NAME,
         message=message,
         vendor_code=vendor_code,
         exception=qualname(exc),
@@ -513,7 +512,7 @@ def _other(exc: BaseException) -> HarnessError | None:
     for cls in type(exc).__mro__:
         if cls.__module__.partition(".")[0] not in _OTHER_ROOTS:
             continue
-        for pattern, code, retryable, vendor_code in PATTERNS:
+        for pattern, code, retryable, vendor_code in _PATTERNS:
             if pattern.search(cls.__name__[:256]):
                 return _fixed(exc, code, retryable, vendor_code, method=method, host=host)
     code, retryable = _INTERNAL
@@ -524,7 +523,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
     """The harness error for an exception of an HTTP client library, or ``None``.
 
     httpx and httpx2 (and httpcore) exceptions are read with ``CLASSES``; ``requests``,
-    ``urllib3`` and ``aiohttp`` ones with ``PATTERNS``. Anything else gives ``None``.
+    ``urllib3`` and ``aiohttp`` ones with ``_PATTERNS``. Anything else gives ``None``.
     """
     roots = {cls.__module__.partition(".")[0] for cls in type(exc).__mro__}
     if roots & _HTTPX_ROOTS:

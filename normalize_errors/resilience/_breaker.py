@@ -7,8 +7,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal, TypeVar
 
+from .._code_classes import UpstreamUnavailableError
+from .._exceptions import HarnessError
 from .._redact import redact
-from ..exceptions import HarnessError, UpstreamUnavailableError
 from ._budget import attempt, chosen
 from ._common import bounded_wait, counts_against_upstream, harness
 from ._redis import FallbackStore, RedisStore

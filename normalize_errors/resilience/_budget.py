@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
+from .._code_classes import BudgetExceededError
+from .._exceptions import HarnessError
 from .._facade import normalize
-from ..exceptions import BudgetExceededError, HarnessError
 
 __all__ = ["Budget", "attempt", "chosen", "current_budget"]
 

@@ -6,8 +6,8 @@ import math
 from typing import Any, Final, Literal
 
 from .._dropin import copy_dropin
+from .._exceptions import HarnessError
 from .._facade import normalize
-from ..exceptions import HarnessError
 
 UPSTREAM_FAILING: Final = frozenset(
     {"upstream.overloaded", "upstream.unavailable", "upstream.timeout"}

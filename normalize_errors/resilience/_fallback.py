@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..exceptions import HarnessError
+from .._exceptions import HarnessError
 from ._budget import Budget, attempt, chosen
 from ._common import fails_over, harness, refused, replay_refusal, with_causes
 

@@ -22,14 +22,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-from ..exceptions import (
+from .._code_classes import (
     BudgetExceededError,
-    HarnessError,
     UpstreamAuthenticationFailedError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
 )
+from .._exceptions import HarnessError
 from ._breaker import CircuitBreaker
 from ._budget import Budget, chosen
 from ._common import harness, replay_refusal

@@ -20,10 +20,9 @@ httpx and PyYAML are loaded when they are used.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:  # loaded on first use: the pytest plugin imports this package in every session
     from ._faults import Faults, Reply, Request
     from ._record import record
 

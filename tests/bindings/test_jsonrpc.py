@@ -23,9 +23,9 @@ from normalize_errors import (
 from normalize_errors.bindings.jsonrpc import (
     A2A_CODES,
     MCP_CODES,
-    find_problem,
+    _find_problem,
+    _integral,
     from_jsonrpc,
-    integral,
     to_jsonrpc,
 )
 from tests.support import valid
@@ -207,14 +207,14 @@ def test_integral_floats_read_back_as_integers() -> None:
     obj = {"type": IANA_TYPE, "code": "loop.max_turns_exceeded", "attempts": 3.0,
            "limit": {"name": "turns", "value": 50.0, "observed": 50.0},
            "upstream": {"x": [1.0, 2.5]}}  # fmt: skip
-    err = find_problem(obj)
+    err = _find_problem(obj)
     assert err is not None
     out = err.to_dict()
     assert out["attempts"] == 3
     assert isinstance(out["attempts"], int)
     assert out["limit"] == {"name": "turns", "value": 50, "observed": 50}
     assert all(isinstance(v, int) for v in (out["limit"]["value"], out["limit"]["observed"]))
-    assert integral({"a": (1.0, 2.5, True)}) == {"a": [1, 2.5, True]}
+    assert _integral({"a": (1.0, 2.5, True)}) == {"a": [1, 2.5, True]}
 
 
 def test_a_type_member_that_is_no_string_carries_no_problem() -> None:
@@ -222,7 +222,7 @@ def test_a_type_member_that_is_no_string_carries_no_problem() -> None:
     inside ``find_problem``, and A2A's ``from_task`` fell back to its last-resort error)."""
     kinds: list[Any] = [[], {}, [IANA_TYPE], 5, None]
     for kind in kinds:
-        assert find_problem({"type": kind, "code": "upstream.unavailable"}) is None
+        assert _find_problem({"type": kind, "code": "upstream.unavailable"}) is None
         err = valid(from_jsonrpc({"code": -32603, "message": "x", "data": {"type": kind}}, "a2a"))
         assert err.causes == []
 

@@ -614,10 +614,10 @@ def test_an_mcp_exception_the_binding_does_not_know_is_left_to_the_general_path(
     streamable HTTP client's own error): the binding does not guess a code."""
     from mcp.client.streamable_http import StreamableHTTPError
 
-    from normalize_errors.bindings.mcp import read
+    from normalize_errors.bindings.mcp import _read
 
     exc = StreamableHTTPError("Session terminated")
-    assert read(exc) is None
+    assert _read(exc) is None
     err = valid(normalize(exc))
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     assert err.upstream["exception"] == "mcp.client.streamable_http.StreamableHTTPError"

@@ -123,7 +123,7 @@ def test_record_error_follows_section_6_4(tracer: Tracer, exporter: InMemorySpan
     (event,) = done.events
     assert event.name == "exception"
     got = dict(event.attributes or {})
-    assert got["exception.type"] == "normalize_errors.exceptions.OutputRetriesExhaustedError"
+    assert got["exception.type"] == "normalize_errors.OutputRetriesExhaustedError"
     assert got["exception.message"] == str(err)
     assert "exception.stacktrace" in got
     expected = {

@@ -129,8 +129,8 @@ def test_the_field_becomes_a_pointer() -> None:
 def test_bodies_without_a_retry_word_are_left_to_the_other_readers() -> None:
     """The reader stays out of OpenAI-shaped bodies; provider="site" reads anything."""
     openai_shaped = {"error": {"code": "rate_limited", "message": "x", "type": "requests"}}
-    assert site.read_response(429, {}, openai_shaped) is None
-    assert site.read_response(429, {}, {"error": {"code": "x", "retry": ["no"]}}) is None
+    assert site._read_response(429, {}, openai_shaped) is None
+    assert site._read_response(429, {}, {"error": {"code": "x", "retry": ["no"]}}) is None
     assert from_response(429, {}, openai_shaped).upstream["provider"] != "site"
     page = from_response(503, {}, b"<html>down</html>", provider="site")
     assert page.code == "upstream.unavailable"

@@ -230,8 +230,8 @@ def test_never_raises(body: Any) -> None:
 
 def test_without_the_header_the_reader_stays_out() -> None:
     """Only the version header (or provider="uhp") makes a response UHP."""
-    assert uhp.read_response(429, {}, envelope("quota_exhausted", 429)) is None
-    assert uhp.read_response(429, {"uhp-version": "x"}, envelope("quota_exhausted", 429))
+    assert uhp._read_response(429, {}, envelope("quota_exhausted", 429)) is None
+    assert uhp._read_response(429, {"uhp-version": "x"}, envelope("quota_exhausted", 429))
 
 
 # Harness code -> (HTTP status, UHP type, UHP code) that to_envelope writes.

@@ -174,7 +174,7 @@ def chat_model(*names: tuple[str, str]) -> tuple[Any, list[int]]:
     import openai
     from agents import OpenAIChatCompletionsModel
 
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     from ..support import recorded
 
@@ -238,7 +238,7 @@ def streamed(name: str) -> HarnessError:
     import openai
     from agents import OpenAIResponsesModel
 
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     from ..support import recorded
 
@@ -465,10 +465,10 @@ def test_the_sdks_base_exception_is_left_to_the_general_path() -> None:
     general one for an unknown exception (the library's internal error, named)."""
     from agents.exceptions import AgentsException
 
-    from normalize_errors.frameworks.agents import read
+    from normalize_errors.frameworks.agents import _read
 
     exc = AgentsException("something else went wrong")
-    assert read(exc) is None
+    assert _read(exc) is None
     err = valid(normalize(exc))
     assert (err.code, err.upstream["exception"]) == (
         "harness.internal_error",

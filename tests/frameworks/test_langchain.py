@@ -16,8 +16,8 @@ from langchain_core.tools import ToolException, tool
 from pydantic import BaseModel
 
 from normalize_errors import HarnessError, normalize
+from normalize_errors._replay_calls import http_library
 from normalize_errors.frameworks.langchain import retry_if
-from normalize_errors.providers._calls import http_library
 
 from ..support import raised, recorded, valid
 
@@ -218,10 +218,10 @@ def test_other_langchain_exceptions_are_left_to_the_general_path() -> None:
     the reader declines, and the answer is the general one for an unknown exception."""
     from langchain_core.exceptions import TracerException
 
-    from normalize_errors.frameworks.langchain import read
+    from normalize_errors.frameworks.langchain import _read
 
     exc = TracerException("the tracer could not start a run")
-    assert read(exc) is None
+    assert _read(exc) is None
     err = valid(normalize(exc))
     assert (err.code, err.upstream["exception"]) == (
         "harness.internal_error",

@@ -22,7 +22,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import UsageLimits
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
 
 from ..support import raised, recorded, valid
 
@@ -404,10 +404,10 @@ def test_other_pydantic_ai_exceptions_are_left_to_the_general_path() -> None:
     reader knows: it declines, and the answer is the library's internal error, named."""
     from pydantic_ai.exceptions import UserError
 
-    from normalize_errors.frameworks.pydantic_ai import read
+    from normalize_errors.frameworks.pydantic_ai import _read
 
     exc = UserError("Unknown keyword argument")
-    assert read(exc) is None
+    assert _read(exc) is None
     err = valid(normalize(exc))
     assert (err.code, err.upstream["exception"]) == (
         "harness.internal_error",

@@ -21,6 +21,7 @@ import openai
 import pytest
 
 from normalize_errors import (
+    CauseStandIn,
     HarnessError,
     HarnessInternalError,
     ProblemFormatError,
@@ -31,7 +32,6 @@ from normalize_errors import (
 )
 from normalize_errors._rules import Facts, build
 from normalize_errors.bindings.http import read_problem, to_http
-from normalize_errors.exceptions import CauseStandIn
 
 from ..support import is_instance, valid
 
@@ -178,7 +178,7 @@ def test_huge_int_given_as_upstream() -> None:
 
 def overloaded() -> Exception:
     """A real anthropic-free vendor error: the OpenAI SDK's 503."""
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     http: Any = http_library("openai")
     request = http.Request("POST", "https://api.openai.com/v1/chat/completions")

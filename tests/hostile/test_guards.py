@@ -46,7 +46,7 @@ def test_a_bug_inside_a_reader_is_its_internal_error(
 ENTRY_POINTS: list[tuple[str, Callable[[Any], Any]]] = [
     ("_normalize", lambda m: m.normalize(RuntimeError("boom"))),
     ("_read_problem", lambda m: m.from_response(500, {}, b'{"error": {"message": "x"}}')),
-    ("_providers", lambda m: m.diagnose_stream([{"choices": []}], provider="openai")),
+    ("_routing", lambda m: m.diagnose_stream([{"choices": []}], provider="openai")),
 ]
 
 

@@ -20,12 +20,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normalize_errors
-from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, normalize, wrap
+from normalize_errors import (
+    HarnessError,
+    UpstreamAuthenticationFailedError,
+    _replay_calls,
+    normalize,
+    wrap,
+)
 from normalize_errors import _redact as redaction
 from normalize_errors._http_wire import short
 from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact, sanitize
 from normalize_errors._wrap import typed_error
-from normalize_errors.providers import _calls
 from normalize_errors.replay import load, shipped
 
 from ..support import examples
@@ -109,7 +114,7 @@ def vendor_error(provider: str, wrapped: bool) -> tuple[BaseException, str]:
     recorder = vcr.VCR(record_mode="none", match_on=("method", "scheme", "host", "path"))
     with recorder.use_cassette(str(scenario.path)):
         try:
-            result = _calls.call(
+            result = _replay_calls.call(
                 provider,
                 scenario.call,
                 stream=scenario.stream,

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 import vcr
 
-from normalize_errors import HarnessError, normalize, redact
+from normalize_errors import HarnessError, _replay_calls, normalize, redact
 from normalize_errors._pickling import scrub
 from normalize_errors._redact import REDACTED, sanitize, secret_name
-from normalize_errors.providers import _calls
 from normalize_errors.replay import load, shipped
 
 # Made up, of the vendors' formats (32 hex digits; Portkey's virtual keys are names+suffix).
@@ -123,7 +122,7 @@ def _error_with_header(name: str) -> BaseException:
 
     recorder = vcr.VCR(record_mode="none", match_on=("method", "scheme", "host", "path"))
     with recorder.use_cassette(str(scenario.path)):
-        result = _calls.call(
+        result = _replay_calls.call(
             "http",
             scenario.call,
             stream=scenario.stream,

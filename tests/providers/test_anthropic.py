@@ -25,9 +25,9 @@ from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
 from normalize_errors._http_wire import parse_body
 from normalize_errors._rules import class_entry
-from normalize_errors.providers import adapter
 from normalize_errors.providers import anthropic as adapter_module
-from normalize_errors.replay import compare, load
+from normalize_errors.providers._routing import adapter
+from normalize_errors.replay import _compare, load
 
 from ..support import cassette, cassettes, valid
 
@@ -910,7 +910,7 @@ def test_cassette_failures_as_plain_json(path: Path) -> None:
             check(result, tools=scenario.tools)
         err = caught.value
         assert err.result is result
-    assert compare(scenario.expect, valid(err)) == []
+    assert _compare(scenario.expect, valid(err)) == []
 
 
 def test_the_anthropic_shape_is_detected_without_a_provider() -> None:

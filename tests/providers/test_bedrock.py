@@ -756,7 +756,7 @@ def test_wrap_leaves_other_calls_alone() -> None:
 def test_anthropic_bedrock_client() -> None:
     """The anthropic SDK's Bedrock client (signing with boto3) reads Bedrock's error bodies."""
     anthropic = pytest.importorskip("anthropic")
-    from normalize_errors.providers._calls import http_library
+    from normalize_errors._replay_calls import http_library
 
     http = http_library("anthropic")
     answers = iter(
@@ -962,7 +962,7 @@ def test_stream_events_the_reader_passes_over() -> None:
     assert adapter.diagnose_stream([{"chunk": {"bytes": b'{"outputText": "x"}'}}], None) is None
 
 
-# -- native InvokeModel bodies of other model families (NATIVE_BODIES) -----------------------
+# -- native InvokeModel bodies of other model families (_NATIVE_BODIES) ----------------------
 
 NATIVE_CASES = [
     "bedrock-otel-cohere-command-finish-max-tokens",
@@ -1009,7 +1009,7 @@ def test_native_bodies_are_routed_by_their_markers() -> None:
     from normalize_errors.providers import PROVIDERS
 
     members = next(p.result_members for p in PROVIDERS if p.name == "bedrock")
-    assert {body.marker for body in adapter.NATIVE_BODIES} <= set(members)
+    assert {body.marker for body in adapter._NATIVE_BODIES} <= set(members)
     assert diagnose({"generation": "Hello.", "stop_reason": "stop"}) is None
     assert diagnose({"outputs": [{"text": "Hi", "stop_reason": "stop"}]}) is None
     assert diagnose({"generations": [{"text": "Hi", "finish_reason": "COMPLETE"}]}) is None

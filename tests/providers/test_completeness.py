@@ -30,7 +30,8 @@ import pytest
 
 from normalize_errors import from_response, normalize
 from normalize_errors._rules import class_entry
-from normalize_errors.providers import NAMES, Adapter, adapter
+from normalize_errors.providers import NAMES, Adapter
+from normalize_errors.providers._routing import adapter
 
 from ..support import bodies_of, cassettes, deciding_rows, valid
 

@@ -30,11 +30,11 @@ import openai
 import pytest
 import requests
 
-from normalize_errors import HarnessError
+from normalize_errors import HarnessError, _replay_calls
 from normalize_errors._envelopes import MEANINGS
 from normalize_errors._facade import check, diagnose, from_response, normalize
-from normalize_errors.providers import _calls, detect
 from normalize_errors.providers import http as adapter
+from normalize_errors.providers._routing import detect
 from normalize_errors.replay import Scenario, load, run, use_cassette
 
 from ..support import cassette, cassettes, raised, valid
@@ -693,7 +693,7 @@ def sdk_error(s: Scenario) -> HarnessError:
             base = urlunsplit((parts.scheme, parts.netloc, parts.path[: -len(CHAT)], "", ""))
             request: dict[str, Any] = {"extra_query": query} if query else {}
             exc = raised(
-                lambda: _calls.call(
+                lambda: _replay_calls.call(
                     "openai", "chat.completions.create", base_url=base, request=request
                 )
             )
@@ -909,24 +909,24 @@ def test_retry_after_of_a_gateway_page(value: str, expected: float | None) -> No
 )
 def test_provider_for_host(host: str | None, provider: str | None) -> None:
     """Only the providers' own API hosts name a provider."""
-    assert adapter.provider_for_host(host) == provider
+    assert adapter._provider_for_host(host) == provider
 
 
 def test_detect_skips_an_adapter_that_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
     """A build without an adapter still reads responses: that shape falls back to http."""
-    from normalize_errors import providers
+    from normalize_errors.providers import _routing
 
     body = {"error": {"message": "Bad gateway.", "code": 502}}
     headers = {"anthropic-ratelimit-requests-limit": "5"}
     assert detect(body, {}) == "openai"
-    real = providers.adapter
+    real = _routing.adapter
 
     def missing(name: str) -> Any:
         if name in ("openai", "anthropic"):
             raise ImportError(f"no {name} adapter in this build")
         return real(name)
 
-    monkeypatch.setattr(providers, "adapter", missing)
+    monkeypatch.setattr(_routing, "adapter", missing)
     assert detect(body, {}) == "http"
     assert detect(None, headers) == "http"
     err = valid(from_response(502, {}, json.dumps(body)))

@@ -11,8 +11,8 @@ import pytest
 
 from normalize_errors import normalize
 from normalize_errors._from_exception import message_of
-from normalize_errors.providers import provider_of_module, provider_of_result
-from normalize_errors.providers._calls import http_library
+from normalize_errors._replay_calls import http_library
+from normalize_errors.providers._routing import provider_of_module, provider_of_result
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,8 @@ def test_the_message_of_an_exception_whose_args_cannot_be_read() -> None:
 
 
 def test_an_unknown_provider_name_is_refused_naming_the_known_ones() -> None:
-    from normalize_errors.providers import NAMES, adapter
+    from normalize_errors.providers import NAMES
+    from normalize_errors.providers._routing import adapter
 
     with pytest.raises(
         ValueError, match="unknown provider 'mycorp'; expected one of anthropic, google, openai"
@@ -107,7 +108,7 @@ def raised_at_depth(depth: int, module: str) -> BaseException:
 def test_the_walk_to_the_innermost_frame_is_bounded() -> None:
     """The frame that raised a builtin exception names its vendor (google-genai's own
     TypeError), but the walk there stops after 1000 frames: a deeper traceback names none."""
-    from normalize_errors.providers import provider_of_traceback
+    from normalize_errors.providers._routing import provider_of_traceback
 
     assert provider_of_traceback(raised_at_depth(900, "google.genai.errors")) == "google"
     assert provider_of_traceback(raised_at_depth(1500, "google.genai.errors")) is None
@@ -122,7 +123,7 @@ def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> Non
     import openai
 
     from normalize_errors._from_exception import read_exception
-    from normalize_errors.providers import openai as openai_adapter
+    from normalize_errors.providers.openai import _errors as openai_errors
 
     from ..support import recorded
 
@@ -131,7 +132,7 @@ def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> Non
     request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
     response = http.Response(status, headers=headers, content=body, request=request)
     exc = openai.RateLimitError("rate limited", response=response, body=json.loads(body)["error"])
-    plain = read_exception(openai_adapter.SDK, exc)
+    plain = read_exception(openai_errors.SDK, exc)
     assert plain is not None
     adapted = normalize(exc)
     assert (plain.code, plain.retryable, plain.retry_after) == (
@@ -140,7 +141,7 @@ def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> Non
         adapted.retry_after,
     )
     assert plain.upstream["status"] == 429
-    assert read_exception(openai_adapter.SDK, ValueError("not the SDK's")) is None
+    assert read_exception(openai_errors.SDK, ValueError("not the SDK's")) is None
 
 
 def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,10 +151,10 @@ def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.Monk
     import sys
     import types
 
-    from normalize_errors.providers import _calls
+    from normalize_errors import _replay_calls
 
     with pytest.raises(ValueError, match="no SDK client for provider 'bedrock'"):
-        _calls.call("bedrock", "converse")
+        _replay_calls.call("bedrock", "converse")
     monkeypatch.setitem(sys.modules, "mycorp_sdk", types.ModuleType("mycorp_sdk"))
     monkeypatch.setitem(
         sys.modules, "mycorp_sdk._base_client", types.ModuleType("mycorp_sdk._base_client")
@@ -182,8 +183,11 @@ def test_every_routing_table_is_derived_from_the_one_declaration() -> None:
     adapter, the hosts, the generating methods of ``wrap()`` and the CLI's choices are read
     from it, so a row added there reaches all of them."""
     from normalize_errors import _wrap
-    from normalize_errors.providers import NAMES, PROVIDERS, adapter, declared
+    from normalize_errors.providers import NAMES, PROVIDERS
     from normalize_errors.providers import http as http_adapter
+    from normalize_errors.providers._routing import adapter, declared
+    from normalize_errors.providers.google import _errors as google_errors
+    from normalize_errors.providers.openai import _errors as openai_errors
 
     assert tuple(p.name for p in PROVIDERS) == NAMES
     assert len(set(NAMES)) == len(NAMES)
@@ -193,12 +197,10 @@ def test_every_routing_table_is_derived_from_the_one_declaration() -> None:
         for root in provider.roots:
             assert provider_of_module(root) == provider.name
             assert provider_of_module(root + ".errors") == provider.name
-        roots = getattr(adapter(provider.name), "ROOTS", None)
-        assert roots is None or roots == provider.roots
-    sdk = getattr(adapter("openai"), "SDK", None)
-    assert sdk is not None
-    assert sdk.roots == declared("openai").roots
-    assert {name for _, name in http_adapter.HOSTS} == {p.name for p in PROVIDERS if p.hosts}
+    for module in (openai_errors, google_errors):  # the adapters with a ROOTS of their own
+        assert declared(module.NAME).roots == module.ROOTS
+    assert openai_errors.SDK.roots == declared("openai").roots
+    assert {name for _, name in http_adapter._HOSTS} == {p.name for p in PROVIDERS if p.hosts}
     assert set(_wrap.GENERATING) == {
         (package, klass) for p in PROVIDERS for package, klass, _ in p.generating
     }
@@ -246,7 +248,7 @@ _ANTHROPIC_STREAM = (
     ],
 )
 def test_provider_of_stream_reads_the_event_types(events: list[Any], provider: str | None) -> None:
-    from normalize_errors.providers import provider_of_stream
+    from normalize_errors.providers._routing import provider_of_stream
 
     assert provider_of_stream(events) == provider
 

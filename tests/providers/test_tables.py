@@ -6,7 +6,8 @@ import pytest
 
 from normalize_errors import CODES, check, class_for_code, diagnose
 from normalize_errors._rules import StopRow
-from normalize_errors.providers import NAMES, adapter
+from normalize_errors.providers import NAMES
+from normalize_errors.providers._routing import adapter
 
 ROWS = [(name, row) for name in NAMES for row in getattr(adapter(name), "STOP_REASONS", ())]
 

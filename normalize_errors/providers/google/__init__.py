@@ -69,29 +69,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..._exceptions import HarnessError
 from ..._rules import Facts, build
 from ..._safe_read import qualname
-from ...exceptions import HarnessError
 from ._errors import (
     CLASSES,
-    CLOSE_CODES,
     NAME,
-    ROOTS,
     TABLE,
     _from_response,
     _normalize,
     looks_like,
 )
-from ._results import STOP_REASONS, USAGE, _diagnose, _diagnose_stream
+from ._results import STOP_REASONS, _diagnose, _diagnose_stream
 
 __all__ = [
     "CLASSES",
-    "CLOSE_CODES",
     "NAME",
-    "ROOTS",
     "STOP_REASONS",
     "TABLE",
-    "USAGE",
     "diagnose",
     "diagnose_stream",
     "from_response",

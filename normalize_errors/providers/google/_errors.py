@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Final
 
+from ..._exceptions import HarnessError
 from ..._from_exception import fixed_error, message_of, note_cause
 from ..._http_wire import body_text, lower_headers, parse_body, short
 from ..._patterns import (
@@ -29,8 +30,7 @@ from ..._rules import (
     rule,
 )
 from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from ...exceptions import HarnessError
-from .. import declared
+from .._routing import declared
 
 NAME: Final = "google"
 ROOTS: Final = declared(NAME).roots

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ..._exceptions import HarnessError
 from ..._http_wire import short
 from ..._rules import (
     StopRow,
@@ -16,7 +17,6 @@ from ..._rules import (
     tool_call_problem,
 )
 from ..._safe_read import field, integer
-from ...exceptions import HarnessError
 from ._errors import NAME, _decide, _facts, _word
 
 # -- results ------------------------------------------------------------------------------------

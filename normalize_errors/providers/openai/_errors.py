@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any, Final
 
+from ..._exceptions import HarnessError
 from ..._from_exception import SDK as _SDK
 from ..._from_exception import facts_of, message_of, read_exception
 from ..._http_wire import short
@@ -24,8 +25,7 @@ from ..._rules import (
     with_stated_status,
 )
 from ..._safe_read import field, integer, text_of
-from ...exceptions import HarnessError
-from .. import declared
+from .._routing import declared
 
 NAME: Final = "openai"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from ..._exceptions import HarnessError
 from ..._rules import (
     Facts,
     StopRow,
@@ -18,7 +19,6 @@ from ..._rules import (
 )
 from ..._safe_read import field, sequence, text_of
 from ..._wording import finish_failure
-from ...exceptions import HarnessError
 from ._errors import NAME, TABLE, _read
 
 # -- results ----------------------------------------------------------------------------------
