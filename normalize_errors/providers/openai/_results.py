@@ -355,8 +355,12 @@ def _not_a_result(result: Any) -> HarnessError | None:
 
     The SDK builds its result type from any JSON without checking it, so a gateway's
     ``{"html-message": "Network connection lost."}`` (Portkey) becomes a ``ChatCompletion``
-    with no choices. Its ``error`` member is read like an error in a stream; any other body
-    is ``upstream.invalid_response``. ``None`` when the body had none of its own members.
+    with no choices. Its ``error`` member is read like an error in a stream; a body that is
+    an error all the same (``_envelopes.error_object``: a vendor envelope such as MiniMax's
+    ``base_resp``, a stated status such as OpenRouter's ``{"code": 429, ...}``, OpenAI's bare
+    error object) is read as ``from_response`` reads it inside a 2xx, by the adapter of its
+    shape; any other body is ``upstream.invalid_response``. ``None`` when the body had none
+    of its own members.
     """
     extra = result if type(result) is dict else getattr(result, "model_extra", None)
     if not isinstance(extra, dict) or not extra:
@@ -365,10 +369,24 @@ def _not_a_result(result: Any) -> HarnessError | None:
     if isinstance(error, (dict, str)):
         found = _from_error_object(error if isinstance(error, dict) else {"message": error})
     else:
+        found = _reported(extra)
+    found.result = result
+    return found
+
+
+def _reported(members: dict[str, Any]) -> HarnessError:
+    """The error a result's members report when they are an error object (read by the
+    adapter of their shape, as in a 2xx body), else ``upstream.invalid_response``."""
+    from ..._envelopes import error_object
+
+    body = error_object(members)
+    if body is None:
         from ..._not_answers import not_a_result
 
-        found = not_a_result(extra, NAME)
-    found.result = result
+        return not_a_result(members, NAME)
+    from .._routing import adapter, detect
+
+    found: HarnessError = adapter(detect(body, {})).from_response(None, {}, body)
     return found
 
 
