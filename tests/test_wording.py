@@ -19,7 +19,7 @@ from normalize_errors import HarnessError, corpus, from_response, wrap
 from normalize_errors._envelopes import stated_status
 from normalize_errors._replay_calls import http_library
 from normalize_errors._rules import retry_hint
-from tests.test_corpus import MESSAGES, serving
+from tests.test_corpus_sdks import MESSAGES, serving
 
 
 def _openai(message: str, **more: object) -> str:
