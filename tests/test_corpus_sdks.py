@@ -352,8 +352,10 @@ def _ids(pairs: list[tuple[corpus.Case, Route]]) -> list[str]:
 
 
 def check_answer(case: corpus.Case, raised: BaseException | None) -> None:
-    """Outside ``known_misses.json``, a typed error with the right answer; a listed case is
-    wrong through the SDK too (a typed error with another answer, or none raised)."""
+    """Outside ``known_misses.json``, a typed error with the right answer, and the wait the
+    raw reading finds (a ``retry-after``, a RetryInfo inside a wrapped error, a wait in words)
+    is the wrapped client's too, stated by the case or not; a listed case is wrong through
+    the SDK too (a typed error with another answer, or none raised)."""
     if case.id in MISSES:
         if isinstance(raised, HarnessError):
             assert not corpus.judge(case, raised.problem).right, f"{case.id} is right now"
@@ -361,6 +363,7 @@ def check_answer(case: corpus.Case, raised: BaseException | None) -> None:
     assert isinstance(raised, HarnessError), f"expected a typed error, got {raised!r:.300}"
     result = corpus.judge(case, raised.problem)
     assert result.right, (case.expected_code, result.code, result.wrong)
+    assert raised.problem.retry_after == corpus.run(case).retry_after
 
 
 @pytest.mark.parametrize("mode", MODES)
