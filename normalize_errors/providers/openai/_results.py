@@ -359,8 +359,8 @@ def _not_a_result(result: Any) -> HarnessError | None:
     an error all the same (``_envelopes.error_object``: a vendor envelope such as MiniMax's
     ``base_resp``, a stated status such as OpenRouter's ``{"code": 429, ...}``, OpenAI's bare
     error object) is read as ``from_response`` reads it inside a 2xx, by the adapter of its
-    shape; any other body is ``upstream.invalid_response``. ``None`` when the body had none
-    of its own members.
+    shape (``_not_answers.reported``); any other body is ``upstream.invalid_response``.
+    ``None`` when the body had none of its own members.
     """
     extra = result if type(result) is dict else getattr(result, "model_extra", None)
     if not isinstance(extra, dict) or not extra:
@@ -369,24 +369,10 @@ def _not_a_result(result: Any) -> HarnessError | None:
     if isinstance(error, (dict, str)):
         found = _from_error_object(error if isinstance(error, dict) else {"message": error})
     else:
-        found = _reported(extra)
+        from ..._not_answers import reported
+
+        found = reported(extra, NAME)
     found.result = result
-    return found
-
-
-def _reported(members: dict[str, Any]) -> HarnessError:
-    """The error a result's members report when they are an error object (read by the
-    adapter of their shape, as in a 2xx body), else ``upstream.invalid_response``."""
-    from ..._envelopes import error_object
-
-    body = error_object(members)
-    if body is None:
-        from ..._not_answers import not_a_result
-
-        return not_a_result(members, NAME)
-    from .._routing import adapter, detect
-
-    found: HarnessError = adapter(detect(body, {})).from_response(None, {}, body)
     return found
 
 
