@@ -788,7 +788,7 @@ class _Watch:
     text or line stream holds none of what it yielded) and what ``_Tap`` saw of the events
     the SDK decoded (see ``saw``)."""
 
-    __slots__ = ("chunks", "done", "frame", "options", "owner", "passed", "tools")
+    __slots__ = ("__weakref__", "chunks", "done", "frame", "options", "owner", "passed", "tools")
 
     def __init__(self, options: _Options, tools: Any, owner: Any) -> None:
         self.options = options
@@ -876,27 +876,32 @@ stream's final stop reason is in its last events."""
 
 class _Tap:
     """An SDK stream's SSE decoder (``_decoder`` of openai's and anthropic's streams), seen
-    through: every event it decodes goes to the watch (``_Watch.saw``), then to the SDK."""
+    through: every event it decodes goes to the watch (``_Watch.saw``), then to the SDK. The
+    watch is held weakly: a stream read to its end keeps none of its chunks."""
 
     __slots__ = ("_ne_decoder", "_ne_watch")
 
     def __init__(self, decoder: Any, watch: _Watch) -> None:
         self._ne_decoder = decoder
-        self._ne_watch = watch
+        self._ne_watch = weakref.ref(watch)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ne_decoder, name)
 
     def iter_bytes(self, iterator: Any) -> Any:
-        watch = self._ne_watch
+        held = self._ne_watch
         for event in self._ne_decoder.iter_bytes(iterator):
-            watch.saw(event)
+            watch = held()
+            if watch is not None:
+                watch.saw(event)
             yield event
 
     async def aiter_bytes(self, iterator: Any) -> Any:
-        watch = self._ne_watch
+        held = self._ne_watch
         async for event in self._ne_decoder.aiter_bytes(iterator):
-            watch.saw(event)
+            watch = held()
+            if watch is not None:
+                watch.saw(event)
             yield event
 
 
