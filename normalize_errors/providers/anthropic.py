@@ -448,7 +448,7 @@ def _not_a_message(result: Any) -> HarnessError | None:
         if error_object(members) is None:
             return None
     else:
-        extra = getattr(result, "model_extra", None)
+        extra = field(result, "model_extra")
         if not isinstance(extra, dict) or not extra:
             return None
         kind = text_of(field(result, "type"))
