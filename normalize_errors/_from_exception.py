@@ -28,16 +28,18 @@ from typing import Any, NamedTuple
 
 from ._exceptions import HarnessError
 from ._http_wire import body_text, lower_headers, parse_body, short
-from ._rules import Facts, Table, build, class_entry, decide
+from ._rules import Facts, Table, add_upstream, build, class_entry, decide
 from ._safe_read import field, integer, qualname
 
 __all__ = [
     "SDK",
     "facts_of",
     "fixed_error",
+    "inner_error",
     "message_of",
     "note_cause",
     "read_exception",
+    "wrapped_error",
 ]
 
 BodyReader = Callable[[Any, Facts], Facts]
@@ -146,6 +148,10 @@ def read_exception(
         headers = field(field(exc, "response", "raw_response"), "headers")
         body = field(exc, "body")
     status = integer(status)
+    if fixed is None:
+        inner = wrapped_error(body)
+        if inner is not None:  # the error of the API behind, as JSON text in the message
+            return inner_error(status, headers, inner, qualname(exc))
     facts = facts_of(
         sdk,
         status,
@@ -165,6 +171,34 @@ def read_exception(
     if fixed is None:
         return decide(sdk.table, facts)
     return fixed_error(name, fixed, exc, facts)
+
+
+def wrapped_error(body: Any) -> dict[str, Any] | None:
+    """The error body whose JSON text a status error's message holds, or ``None``: a
+    compatible layer or a client that wrapped the error of the API behind it in its own
+    (Gemini's OpenAI-compatible endpoint: ``{"error": {"message": "{\\n  \\"error\\": {...}}",
+    "code": 503}}``), found as ``from_response`` finds it (``_envelopes.nested_error``). An
+    SDK may hand the envelope, the error object inside it (openai's ``body``) or its text."""
+    if isinstance(body, (str, bytes, bytearray)):
+        body = parse_body(body)
+    if not isinstance(body, dict):
+        return None
+    if "error" not in body and isinstance(body.get("message"), str):
+        body = {"error": body}
+    from ._envelopes import nested_error
+
+    return nested_error(body)
+
+
+def inner_error(status: Any, headers: Any, inner: Any, exception: str) -> HarnessError:
+    """The error of an SDK exception whose body wraps another error (``wrapped_error``):
+    the inner body read as ``from_response`` reads it with the response's status and
+    headers (the adapter of its shape decides), the SDK's exception kept in ``upstream``."""
+    from ._facade import from_response
+
+    err = from_response(status, headers, inner)
+    add_upstream(err, {"exception": exception})
+    return err
 
 
 def fixed_error(

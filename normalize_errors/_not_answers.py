@@ -24,7 +24,14 @@ from ._http_wire import html_title, short
 from ._safe_read import frames, module_of, qualname
 from .providers._routing import provider_of_module
 
-__all__ = ["decode_error", "from_sdk", "not_a_result", "not_an_answer", "provider_of"]
+__all__ = [
+    "decode_error",
+    "from_sdk",
+    "not_a_result",
+    "not_an_answer",
+    "provider_of",
+    "reported",
+]
 
 
 def _sdk_of(module: Any) -> str | None:
@@ -118,3 +125,21 @@ def not_a_result(members: dict[str, Any], provider: str) -> HarnessError:
         "a gateway or proxy answered in its place.",
         upstream={"provider": provider, "body": members},
     )
+
+
+def reported(members: dict[str, Any], provider: str) -> HarnessError:
+    """The error a 200's JSON reports when an SDK built its result of a body that is none
+    (``members``: the body's own, as the SDK keeps them): an error object all the same
+    (``_envelopes.error_object``: an ``error`` member with its message, a vendor envelope
+    such as MiniMax's ``base_resp``, a stated status, OpenAI's bare error object) read as
+    ``from_response`` reads it inside a 2xx, by the adapter of its shape; else
+    ``not_a_result``: JSON, but not the API's answer."""
+    from ._envelopes import error_object
+
+    body = error_object(members)
+    if body is None:
+        return not_a_result(members, provider)
+    from .providers._routing import adapter, detect
+
+    found: HarnessError = adapter(detect(body, {})).from_response(None, {}, body)
+    return found

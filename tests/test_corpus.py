@@ -3,8 +3,7 @@
 Every line validates against the corpus's JSON Schema, ids are unique, sources are public
 URLs (GitHub files pinned to a commit), and every case is run: a case outside
 ``known_misses.json`` must be right, a listed one must be wrong (so the list stays true).
-The HTTP cases of providers with an SDK in scope are also run through the real SDK client,
-wrapped by ``wrap()``, over a mock transport that answers with the case's response.
+``tests/test_corpus_sdks.py`` runs the cases again through the real SDK clients, wrapped.
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from normalize_errors import CODES, HarnessError, corpus, wrap
+from normalize_errors import CODES, HarnessError, corpus
 from normalize_errors._cli import main
-from normalize_errors._replay_calls import http_library
 
 CASES = corpus.load()
 MISSES = corpus.known_misses()
@@ -29,8 +27,6 @@ SCHEMA: dict[str, Any] = json.loads(
 )
 FOLDER = corpus.folder()
 PINNED = re.compile(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+")
-SDK_PROVIDERS = ("openai", "azure-openai", "anthropic", "gemini")
-MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
 
 
 def lines() -> list[tuple[str, int, str]]:
@@ -142,96 +138,6 @@ def test_score_counts_by_kind_and_provider() -> None:
     assert score.right == sum(t.right for t in score.by_kind.values())
     assert score.right == sum(t.right for t in score.by_provider.values())
     assert {r.case.id for r in score.misses} == set(MISSES)
-
-
-# --- the same cases through the real SDK clients ------------------------------------------
-
-
-def serving(library: Any, case: corpus.Case) -> Any:
-    """A mock transport of ``library`` answering every request with the case's response."""
-
-    def handler(request: Any) -> Any:
-        return library.Response(case.status, headers=dict(case.headers), content=case.body)
-
-    return library.MockTransport(handler)
-
-
-def gemini_call(case: corpus.Case) -> Any:
-    import httpx
-    from google import genai
-
-    options: Any = {
-        "httpx_client": httpx.Client(transport=serving(httpx, case)),
-        "api_version": "v1beta",
-    }
-    client: Any = wrap(genai.Client(api_key="test-key", http_options=options))
-    return client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
-
-
-def anthropic_call(case: corpus.Case) -> Any:
-    import anthropic
-
-    http = http_library("anthropic")
-    sdk = anthropic.Anthropic(
-        api_key="sk-ant-test", max_retries=0, http_client=http.Client(transport=serving(http, case))
-    )
-    client: Any = wrap(sdk)
-    return client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=MESSAGES)
-
-
-def openai_call(case: corpus.Case) -> Any:
-    """Through ``openai.OpenAI``, or ``openai.AzureOpenAI`` for an Azure case."""
-    import openai
-
-    http = http_library("openai")
-    transport = http.Client(transport=serving(http, case))
-    if case.provider == "azure-openai":
-        sdk: Any = openai.AzureOpenAI(
-            api_key="not-a-key",
-            api_version="2024-06-01",
-            azure_endpoint="https://example-resource.openai.azure.com",
-            max_retries=0,
-            http_client=transport,
-        )
-    else:
-        sdk = openai.OpenAI(api_key="not-a-key", max_retries=0, http_client=transport)
-    client: Any = wrap(sdk)
-    return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
-
-
-CALLS = {"gemini": gemini_call, "anthropic": anthropic_call}
-
-
-def call_through_sdk(case: corpus.Case) -> BaseException:
-    """The exception a wrapped real SDK client raises for the case's response."""
-    try:
-        CALLS.get(case.provider, openai_call)(case)
-    except BaseException as exc:  # the test asserts what it is
-        return exc
-    raise AssertionError(f"{case.id}: the SDK call did not fail")
-
-
-SDK_CASES = [
-    c
-    for c in CASES
-    if c.provider in SDK_PROVIDERS and c.kind == "http" and c.status is not None and c.status >= 400
-]
-
-
-@pytest.mark.parametrize("case", SDK_CASES, ids=[c.id for c in SDK_CASES])
-def test_every_sdk_case_through_the_wrapped_client(case: corpus.Case) -> None:
-    """The wrapped SDK raises a typed error; outside known_misses it is the right answer."""
-    sdk = {"gemini": "google.genai", "anthropic": "anthropic"}.get(case.provider, "openai")
-    pytest.importorskip(sdk, reason=f"needs the {sdk} SDK")
-    raised = call_through_sdk(case)
-    assert isinstance(raised, HarnessError), type(raised)
-    result = corpus.judge(case, raised.problem)
-    if case.id not in MISSES:
-        assert result.right, (case.expected_code, result.code, result.wrong)
-
-
-def test_sdk_cases_cover_every_sdk_provider() -> None:
-    assert {c.provider for c in SDK_CASES} == set(SDK_PROVIDERS)
 
 
 # --- the command line ---------------------------------------------------------------------

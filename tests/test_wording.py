@@ -19,7 +19,7 @@ from normalize_errors import HarnessError, corpus, from_response, wrap
 from normalize_errors._envelopes import stated_status
 from normalize_errors._replay_calls import http_library
 from normalize_errors._rules import retry_hint
-from tests.test_corpus import MESSAGES, serving
+from tests.test_corpus_sdks import MESSAGES, serving
 
 
 def _openai(message: str, **more: object) -> str:
@@ -262,3 +262,60 @@ def test_an_error_wrapped_in_a_clients_error_message_is_read_inside() -> None:
     assert (err.code, err.upstream["provider"]) == ("upstream.authentication_failed", "google")
     not_json = {"error": {"message": "{not json", "code": 400}}
     assert from_response(400, {}, json.dumps(not_json)).code == "upstream.invalid_request"
+
+
+# Constructed bodies of each shape ``_envelopes.error_object`` takes inside a 2xx (the shape
+# each vendor documents; the messages are placeholders): MiniMax's ``base_resp`` (1002: its
+# error-code page's rate limit), Qianfan's ``error_code`` (18: QPS limit), a status the body
+# states (OpenRouter's ``{"message", "code": 429}`` shape), OpenAI's bare error object.
+ERROR_OBJECTS_IN_A_200 = [
+    {"base_resp": {"status_code": 1002, "status_msg": "x"}},
+    {"error_code": 18, "error_msg": "x"},
+    {"message": "x", "code": 429},
+    {"code": "rate_limit_exceeded", "message": "x", "param": None},
+    {"html-message": "x"},  # no error at all: a gateway's JSON, upstream.invalid_response
+]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("body", ERROR_OBJECTS_IN_A_200, ids="-".join)
+def test_a_200_that_is_an_error_reads_alike_through_the_wrapped_openai_client(
+    body: dict[str, Any], mode: str
+) -> None:
+    """The openai SDK builds a ChatCompletion of any JSON; the wrapped client reads its
+    members as ``from_response`` reads the 2xx body: the error they report, by the adapter
+    of their shape."""
+    import openai
+
+    raw = from_response(200, {"content-type": "application/json"}, json.dumps(body))
+    http = http_library("openai")
+    content = json.dumps(body).encode()
+
+    def answer(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "application/json"}, content=content)
+
+    transport = http.MockTransport(answer)
+    if mode == "async":
+        made: Any = openai.AsyncOpenAI(
+            api_key="not-a-key", max_retries=0, http_client=http.AsyncClient(transport=transport)
+        )
+        client: Any = wrap(made)
+
+        async def call() -> None:
+            await client.chat.completions.create(model="m", messages=MESSAGES)
+
+        with pytest.raises(HarnessError) as raised:
+            asyncio.run(call())
+    else:
+        made = openai.OpenAI(
+            api_key="not-a-key", max_retries=0, http_client=http.Client(transport=transport)
+        )
+        client = wrap(made)
+        with pytest.raises(HarnessError) as raised:
+            client.chat.completions.create(model="m", messages=MESSAGES)
+    problem = raised.value.problem
+    assert problem.code == raw.code
+    if raw.code != "upstream.invalid_response":
+        assert problem.code == "upstream.rate_limited"
+        assert (problem.retryable, problem.detail) == (raw.retryable, raw.detail)
+    assert problem.result is not None  # the ChatCompletion the SDK made stays on the error

@@ -271,3 +271,65 @@ def test_a_dropped_watched_async_stream_is_freed_as_the_sdks_own() -> None:
     """The async twin: the watcher of an ``AsyncStream`` holds it weakly too."""
     pytest.importorskip("anthropic")
     assert dropped_async_stream_closes(wrapped=True) == dropped_async_stream_closes(wrapped=False)
+
+
+def _watch_of(stream: Any) -> Any:
+    """The ``_Watch`` of a stream watched in place, from the wrapper's generator's frame."""
+    inner = stream._iterator
+    frame = getattr(inner, "gi_frame", None) or inner.ag_frame
+    return frame.f_locals["watch"]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_stream_read_to_its_end_keeps_no_chunk(sdk: str, mode: str) -> None:
+    """Once a checked stream has ended, nothing of it stays alive with the stream: the tap
+    on the SDK's decoder holds the watch (and its chunks) weakly."""
+    import gc
+    import weakref
+
+    from normalize_errors.replay import shipped
+    from tests.support import cassette
+
+    name = "openai/stream_finish_length" if sdk == "openai" else "anthropic/stream_max_tokens"
+    recorded = cassette(shipped() / f"{name}.yaml")
+    http = http_library(sdk)
+    body = recorded.content
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    module = pytest.importorskip(sdk, reason=f"needs the {sdk} SDK")
+    prefix = "Async" if mode == "async" else ""
+    cls = getattr(module, prefix + ("OpenAI" if sdk == "openai" else "Anthropic"))
+    library = http.AsyncClient if mode == "async" else http.Client
+    made = cls(
+        api_key="test", max_retries=0, http_client=library(transport=http.MockTransport(handler))
+    )
+    client = wrap(made, check=["upstream.unavailable"])  # checked; the stop reason raises nothing
+    kwargs: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
+    if sdk == "anthropic":
+        kwargs["max_tokens"] = 16
+    create = client.chat.completions.create if sdk == "openai" else client.messages.create
+
+    async def read_async() -> Any:
+        stream = await create(stream=True, **kwargs)
+        await anext(aiter(stream))
+        watch = weakref.ref(_watch_of(stream))
+        assert _watch_of(stream).chunks  # kept while the stream runs
+        async for _ in stream:
+            pass
+        return stream, watch
+
+    if mode == "async":
+        stream, watch = asyncio.run(read_async())
+    else:
+        stream = create(stream=True, **kwargs)
+        next(iter(stream))
+        watch = weakref.ref(_watch_of(stream))
+        assert _watch_of(stream).chunks
+        for _ in stream:
+            pass
+    gc.collect()
+    assert watch() is None
+    assert stream is not None

@@ -427,10 +427,36 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     reason = text_of(field(result, "stop_reason"))
     blocks = _blocks(result)
     if reason is None and not blocks and text_of(field(result, "type")) != "message":
-        return None
+        return _not_a_message(result)
     found = _judge(result, reason, blocks, offered_names(tools))
     if found is not None and found.result is None:
         found.result = result
+    return found
+
+
+def _not_a_message(result: Any) -> HarnessError | None:
+    """A 200 whose JSON is no message: the SDK builds a ``Message`` of any JSON, so a
+    relay's ``{"type": "error", "error": {...}}`` (or a vendor envelope) answered with status
+    200 becomes one with no content and no stop reason, the body's members kept beside.
+    Read as ``from_response`` reads a 2xx body (``_not_answers.reported``: the error it
+    reports, else ``upstream.invalid_response``, JSON but not the API's answer). A plain
+    dict is read only when it is an error object; ``None`` when nothing says anything."""
+    from .._envelopes import error_object
+
+    if type(result) is dict:
+        members: dict[str, Any] = result
+        if error_object(members) is None:
+            return None
+    else:
+        extra = field(result, "model_extra")
+        if not isinstance(extra, dict) or not extra:
+            return None
+        kind = text_of(field(result, "type"))
+        members = {"type": kind, **extra} if kind else dict(extra)
+    from .._not_answers import reported
+
+    found = reported(members, NAME)
+    found.result = result
     return found
 
 

@@ -726,6 +726,60 @@ def test_empty_output_is_retryable_and_model_recoverable() -> None:
     assert (err.retryable, err.model_recoverable, err.advice) == (True, True, "retry")
 
 
+# A body that is no message, answered with status 200 (constructed: relays and proxies send
+# their errors so; praxis-proxy/ai issue 940 describes one): Anthropic's documented error
+# shape (its errors page), a vendor envelope, and a gateway's JSON that reports no error.
+NOT_MESSAGES = [
+    (
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        "upstream.overloaded",
+    ),
+    ({"base_resp": {"status_code": 1002, "status_msg": "x"}}, "upstream.rate_limited"),
+    ({"html-message": "Network connection lost."}, "upstream.invalid_response"),
+]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(("body", "code"), NOT_MESSAGES, ids=["error", "envelope", "gateway"])
+def test_a_200_that_is_no_message_through_the_wrapped_client(
+    body: dict[str, Any], code: str, mode: str
+) -> None:
+    """The SDK builds a ``Message`` of any JSON; the wrapped client raises what the body
+    reports, as ``from_response`` reads it in a 2xx, with the SDK's message on the error."""
+    import asyncio
+
+    from normalize_errors import wrap
+
+    plain = client(answer(200, body)).messages.create(model=MODEL, max_tokens=16, messages=MESSAGES)
+    assert plain.content is None  # the SDK alone returns it as a message
+    raw = from_response(200, {}, json.dumps(body))
+    assert raw.code == code
+    transport = HTTP.MockTransport(answer(200, body))
+    if mode == "async":
+        made: Any = anthropic.AsyncAnthropic(
+            api_key="sk-ant-test-replay",
+            max_retries=0,
+            http_client=HTTP.AsyncClient(transport=transport),
+        )
+
+        async def call() -> Any:
+            return await wrap(made).messages.create(model=MODEL, max_tokens=16, messages=MESSAGES)
+
+        with pytest.raises(HarnessError) as caught:
+            asyncio.run(call())
+    else:
+        with pytest.raises(HarnessError) as caught:
+            wrap(client(answer(200, body))).messages.create(
+                model=MODEL, max_tokens=16, messages=MESSAGES
+            )
+    err = valid(caught.value.problem)
+    assert err.code == code
+    if code != "upstream.invalid_response":  # the error it reports, by its shape's adapter
+        assert err.upstream["provider"] == raw.upstream["provider"]
+    assert type(err.result).__name__ == "Message"
+    assert diagnose({"content": [], "stop_reason": None}, provider="anthropic") is None
+
+
 def _stream_events(
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     stop_reason: str,

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from ..._exceptions import HarnessError
-from ..._from_exception import fixed_error, message_of, note_cause
+from ..._from_exception import fixed_error, inner_error, message_of, note_cause, wrapped_error
 from ..._http_wire import body_text, lower_headers, parse_body, short
 from ..._patterns import (
     GOOGLE_CANONICAL,
@@ -599,6 +599,9 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
             "message": field(exc, "message"),
             "status": field(exc, "status"),
         }
+    inner = None if in_stream else wrapped_error(parsed)
+    if inner is not None:  # the error of the API behind, as JSON text in the message
+        return inner_error(http or code, headers, inner, qualname)
     facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
     if in_stream:
         facts = replace(facts, extra={**facts.extra, "status": http})  # the stream's own status

@@ -355,8 +355,12 @@ def _not_a_result(result: Any) -> HarnessError | None:
 
     The SDK builds its result type from any JSON without checking it, so a gateway's
     ``{"html-message": "Network connection lost."}`` (Portkey) becomes a ``ChatCompletion``
-    with no choices. Its ``error`` member is read like an error in a stream; any other body
-    is ``upstream.invalid_response``. ``None`` when the body had none of its own members.
+    with no choices. Its ``error`` member is read like an error in a stream; a body that is
+    an error all the same (``_envelopes.error_object``: a vendor envelope such as MiniMax's
+    ``base_resp``, a stated status such as OpenRouter's ``{"code": 429, ...}``, OpenAI's bare
+    error object) is read as ``from_response`` reads it inside a 2xx, by the adapter of its
+    shape (``_not_answers.reported``); any other body is ``upstream.invalid_response``.
+    ``None`` when the body had none of its own members.
     """
     extra = result if type(result) is dict else getattr(result, "model_extra", None)
     if not isinstance(extra, dict) or not extra:
@@ -365,9 +369,9 @@ def _not_a_result(result: Any) -> HarnessError | None:
     if isinstance(error, (dict, str)):
         found = _from_error_object(error if isinstance(error, dict) else {"message": error})
     else:
-        from ..._not_answers import not_a_result
+        from ..._not_answers import reported
 
-        found = not_a_result(extra, NAME)
+        found = reported(extra, NAME)
     found.result = result
     return found
 
