@@ -180,8 +180,8 @@ def _plain(name: str) -> bool:
     letter, ``_``, ``.`` or a run of 16 letters or digits), nor any field (every one needs
     ``=``, ``:``, ``%``, ``@``, ``+`` or a blank), nor a random token of 16 characters.
     """
-    if len(name) < 16:
-        return name.isidentifier()
+    if len(name) < 16 and name.isidentifier():
+        return True
     if len(name) > 64 or not name.isascii() or not name.islower() or "sk-" in name:
         return False
     return all(0 < len(part) < 16 and part.isalnum() for part in name.split("-"))
@@ -871,6 +871,7 @@ class Batch:
             return
         out: dict[str, Any] = {}
         into[at] = out
+        seen, texts, places = self._seen, self._texts, self._places
         for key, item in items:
             secret = _PLAIN_NAMES.get(key) if type(key) is str else None
             if secret is not None:
@@ -887,6 +888,19 @@ class Batch:
                 secret = secret_name(key)
             if secret:
                 out[name] = REDACTED
+            elif type(item) is str and len(item) <= limit:
+                # Most values: ``_put`` and ``_note``, written out.
+                self._budget -= 1
+                out[name] = item
+                if len(item) < _SHORTEST:  # too short for any credential form
+                    if not item.isascii():
+                        out[name] = utf8_safe(item)
+                    continue
+                index = seen.get(item)
+                if index is None:
+                    index = seen[item] = len(texts)
+                    texts.append(item)
+                places.append((out, name, index))
             else:
                 self._put(out, name, item, limit, depth + 1)
 

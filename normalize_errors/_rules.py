@@ -330,16 +330,21 @@ class Table:
 
     def candidates(self, status: int | None, ids: frozenset[str]) -> tuple[Rule, ...]:
         """The rows that can match a failure with ``status`` and ``ids``, in table order."""
-        numbers = self._none if status is None else self._by_status.get(status, self._none)
-        named = [found for name in ids for found in self._by_id.get(name, ())]
-        if named:
-            numbers = tuple(sorted({*numbers, *named}))
         rows = self.rows
-        return tuple(rows[n] for n in numbers)
+        return tuple(rows[n] for n in self._numbers(status, ids))
+
+    def _numbers(self, status: int | None, ids: frozenset[str]) -> tuple[int, ...] | list[int]:
+        """The numbers of the ``candidates`` rows, in order."""
+        numbers = self._none if status is None else self._by_status.get(status, self._none)
+        by_id = self._by_id
+        named = [found for name in ids if name in by_id for found in by_id[name]]
+        return sorted({*numbers, *named}) if named else numbers
 
     def first_match(self, facts: Facts) -> Rule | None:
         """The first row whose conditions all hold for ``facts``, or ``None``."""
-        for row in self.candidates(facts.status, facts.ids):
+        rows = self.rows
+        for number in self._numbers(facts.status, facts.ids):
+            row = rows[number]
             if row.holds(facts):  # the index found the row's ids among the vendor's
                 return row
         return None
