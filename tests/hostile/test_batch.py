@@ -8,6 +8,7 @@ a name that no credential can be in is remembered (``_PLAIN_NAMES``) and not sca
 
 from __future__ import annotations
 
+import math
 import pickle
 import re
 from typing import Any
@@ -148,6 +149,79 @@ def test_groups_keep_every_pattern_within_its_bound() -> None:
 def test_a_clean_batch_comes_back_as_it_was() -> None:
     items = ["Rate limit reached for gpt-4o", "tokens", "x-request-id"]
     assert redact_together(items) is items
+
+
+# -- sanitize is what it was: each text redacted alone ----------------------------------------
+
+
+def _alone(value: Any, limit: int = 4096, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """``sanitize`` as it was before ``Batch``: every text redacted on its own, at once."""
+    from normalize_errors._redact import MAX_DEPTH, MAX_ITEMS, MAX_NODES, clip, secret_name
+    from normalize_errors._redact import utf8_safe as safe
+
+    budget = [MAX_NODES] if budget is None else budget
+    budget[0] -= 1
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        return safe(clip(value, limit))
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth >= MAX_DEPTH or budget[0] < 0:
+        return "…"
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in list(value.items())[:MAX_ITEMS]:
+            if type(key) is str and len(key) < 16 and key.isidentifier() and key.isascii():
+                name = key
+            else:
+                name = safe(clip(key if isinstance(key, str) else repr(key), 256))
+            out[name] = REDACTED if secret_name(key) else _alone(item, limit, depth + 1, budget)
+        return out
+    assert isinstance(value, list)
+    found = []
+    for item in value[:MAX_ITEMS]:
+        if isinstance(item, list) and len(item) == 2 and secret_name(item[0]):
+            found.append([_alone(item[0], 256, depth + 1, budget), REDACTED])
+        else:
+            found.append(_alone(item, limit, depth + 1, budget))
+    return found
+
+
+names = st.one_of(
+    texts,
+    st.sampled_from(
+        [
+            "retry-after",
+            "x-request-id",
+            "x-ratelimit-remaining-tokens",
+            "anthropic-ratelimit-input-tokens-limit",
+            "authorization",
+            "api_key",
+            "message",
+            "Cookie",
+        ]
+    ),
+)
+data = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), texts),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.dictionaries(names, inner, max_size=5),
+        st.lists(st.tuples(names, inner).map(list), max_size=3),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(data, st.sampled_from([4096, 40]))
+def test_sanitize_is_each_text_redacted_alone(value: Any, limit: int) -> None:
+    """The copy ``Batch`` makes, its texts redacted together, is the copy made by redacting
+    each text on its own (keys and values, cut or not, names remembered or not)."""
+    assert sanitize(value, limit) == _alone(value, limit)
 
 
 # -- an error's members, through Batch --------------------------------------------------------
