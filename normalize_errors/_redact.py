@@ -33,9 +33,12 @@ What is recognised (each replaced by ``[REDACTED]``):
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
 each with its bound and why it is linear); texts are redacted before they are cut, so a key
 straddling a cut is recognised whole. ``redact_all`` (logs, stack traces) never cuts: it reads
-a long text in overlapping windows of that bound. Nothing is cached, neither a text nor its
-``hash()``: a text of a ``str`` subclass is read as its characters, whatever its ``__hash__``,
-``__eq__``, ``len()`` or ``lower()`` say.
+a long text in overlapping windows of that bound. The texts bound for one error are read
+together, in one scan of them joined (``Batch``, ``redact_together``: ``JOIN`` says why that
+finds what reading each alone finds). Nothing is cached, neither a text nor its ``hash()``,
+but names that no credential can be in (``_plain``: short identifiers and header names,
+at most 4,096 of them, with whether they name a secret): a text of a ``str`` subclass is
+read as its characters, whatever its ``__hash__``, ``__eq__``, ``len()`` or ``lower()`` say.
 """
 
 from __future__ import annotations
