@@ -565,9 +565,10 @@ def redact_together(texts: list[str]) -> list[str]:
     """``[redact(text) for text in texts]`` for plain ``str`` texts of at most ``MAX_REDACT``
     characters, in one scan: the texts are joined with ``JOIN`` (in groups of at most
     ``MAX_REDACT + MARGIN`` characters, the bound every pattern is run on) and each
-    credential found in the joined text is replaced in the text it lies in. Returns
-    ``texts`` itself when none holds a credential; a text that holds none comes back as the
-    same object.
+    credential found in the joined text is replaced in the text it lies in. A text under
+    ``_SHORTEST`` characters is left out and comes back as it is, as ``redact`` leaves it.
+    Returns ``texts`` itself when none holds a credential; a text that holds none comes back
+    as the same object.
 
     Why it is the same as redacting each text: a gate (``_GATES``) found in a text is found
     in the joined text; each text is lowered on its own (``_redact_group``), so every
@@ -575,6 +576,9 @@ def redact_together(texts: list[str]) -> list[str]:
     ``JOIN``). Should a match ever cross a text's edge all the same, each text of the group
     is redacted on its own instead.
     """
+    if min(map(len, texts), default=_SHORTEST) < _SHORTEST:  # ``redact`` leaves those be
+        some = iter(redact_together([text for text in texts if len(text) >= _SHORTEST]))
+        return [text if len(text) < _SHORTEST else next(some) for text in texts]
     size = len(texts) + sum(map(len, texts))
     if size <= MAX_REDACT + MARGIN:
         return _redact_group(texts)
