@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ._envelopes import nested_error  # imported by _rules already: here it costs nothing
 from ._exceptions import HarnessError
 from ._http_wire import body_text, lower_headers, parse_body, short
 from ._rules import Facts, Table, add_upstream, build, class_entry, decide
@@ -183,8 +184,6 @@ def wrapped_error(body: Any) -> dict[str, Any] | None:
         return None
     if "error" not in body and isinstance(body.get("message"), str):
         body = {"error": body}
-    from ._envelopes import nested_error
-
     return nested_error(body)
 
 
