@@ -551,6 +551,15 @@ def report(figures: dict[str, Any]) -> str:
             ]
         )
     out += [table(rows), ""]
+    compared = [r for r in figures["normalize"] if "pydantic_ai_ratio" in r]
+    if compared:
+        out += [
+            f"   median over the {len(compared)} failures both map: normalize "
+            f"{statistics.median(r['normalize_us'] for r in compared):.1f} µs, pydantic-ai "
+            f"{statistics.median(r['pydantic_ai_us'] for r in compared):.1f} µs; median 'x' "
+            f"{statistics.median(r['pydantic_ai_ratio'] for r in compared):.2f}",
+            "",
+        ]
     w = figures["wrap"]
     out += [
         "2. wrap(): the success path on an in-memory transport (OpenAI chat.completions.create)",

@@ -9,12 +9,13 @@ exported from ``normalize_errors``.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, TypedDict, TypeVar
 
 from ._pickling import _ExceptionCopy, _harness_class, _pickle_state, _restore
-from ._redact import redact, sanitize, utf8_safe
+from ._redact import Batch, redact, sanitize, utf8_safe
 from ._registry import CODE_PATTERN, IANA_TYPE, Advice, CodeInfo, Origin, code_info
 
 __all__ = [
@@ -159,25 +160,53 @@ class HarnessError(Exception):
             raise ValueError(f"{code!r} is not in the {cls._category!r} category")
         if retry_after is not None and not _finite_wait(retry_after):
             raise ValueError(f"retry_after must be a finite number >= 0, not {retry_after!r}")
+        info = code_info(code)
+        # The text and object members are copied into ``given`` and redacted there, all
+        # together in one scan (``Batch``), before any of them is stored.
+        given: dict[str, Any] = {}
+        batch = Batch()
+        if title is not None and (builtins.type(title) is not str or title != info.title):
+            batch.text(given, "title", title)  # not the registry's own title
+        if detail is not None:
+            batch.text(given, "detail", detail)
+        if instance is not None:
+            batch.text(given, "instance", instance)
+        if model_feedback is not None:
+            batch.text(given, "model_feedback", model_feedback)
+        if limit is not None:
+            batch.put(given, "limit", limit)
+        if location is not None:
+            batch.put(given, "location", location)
+        if upstream is not None:
+            batch.put(given, "upstream", upstream)
+        if extensions:
+            batch.put(given, "extensions", dict(extensions))
+        batch.done()
         self.code = code
-        self._info: CodeInfo = code_info(code)
+        self._info: CodeInfo = info
         self._type: str | None = IANA_TYPE if type is None else type
-        self._title: str | None = self._info.title if title is None else _text(title)
+        self._title: str | None = given.get("title", info.title)
         self.status = status
-        self._detail = None if detail is None else _text(detail)
-        self.instance = None if instance is None else _text(instance)
-        self._origin: Origin | None = self._info.origin if origin is None else origin
+        self._detail: str | None = given.get("detail")
+        self.instance: str | None = given.get("instance")
+        self._origin: Origin | None = info.origin if origin is None else origin
         self._retryable = retryable
         self._model_recoverable = model_recoverable
-        self._model_feedback = None if model_feedback is None else _text(model_feedback)
+        self._model_feedback: str | None = given.get("model_feedback")
         self._retry_after = None if retry_after is None else float(retry_after)
         self._attempts = attempts
         self.max_attempts = max_attempts
-        self._limit: Limit | None = None if limit is None else _object(limit)
-        self._location: Location | None = None if location is None else _location(location)
-        self._upstream: dict[str, Any] = (None if upstream is None else _object(upstream)) or {}
+        self._limit: Limit | None = None if limit is None else _mapping(given["limit"])
+        self._location: Location | None = (
+            None if location is None else _pointer(_mapping(given["location"]))
+        )
+        self._upstream: dict[str, Any] = (
+            {} if upstream is None else _mapping(given["upstream"]) or {}
+        )
         self._causes = _bound_causes(list(causes), 1) if causes else []
-        self._extensions: dict[str, Any] = {} if not extensions else _extensions(extensions)
+        self._extensions: dict[str, Any] = (
+            _members_left_out(given["extensions"]) if extensions else {}
+        )
         self.untrusted = untrusted
         """True when the object was received from another party (``from_dict``)."""
         self.result: Any = None
@@ -533,13 +562,21 @@ def _data(value: Any) -> Any:
 def _object(value: Any) -> Any:
     """A member that is a JSON object (``limit``, ``location``, ``upstream``) as it enters
     an error: sanitized; what is no mapping, or cannot be read as one, is left out (None)."""
-    found = _data(value)
+    return _mapping(_data(value))
+
+
+def _mapping(found: Any) -> Any:
+    """``found`` (a sanitized copy) if it is a mapping, else None."""
     return found if isinstance(found, dict) else None
 
 
 def _location(value: Any) -> Any:
     """``location`` as it enters an error; a pointer cut inside an escape (``~``) loses it."""
-    location = _object(value)
+    return _pointer(_object(value))
+
+
+def _pointer(location: Any) -> Any:
+    """A sanitized ``location`` whose pointer, cut inside an escape (``~``), loses it."""
     if isinstance(location, dict):
         pointer = location.get("pointer")
         if isinstance(pointer, str) and "~" in pointer:
@@ -564,8 +601,8 @@ def _whole_escapes(pointer: str) -> str:
             index = found + 1
 
 
-def _extensions(extensions: Mapping[str, Any]) -> dict[str, Any]:
-    clean: dict[str, Any] = _data(dict(extensions))
+def _members_left_out(clean: dict[str, Any]) -> dict[str, Any]:
+    """The sanitized ``extensions`` without the draft's own members."""
     for name in MEMBERS:
         clean.pop(name, None)
     return clean

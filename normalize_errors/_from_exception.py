@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ._envelopes import nested_error  # imported by _rules already: here it costs nothing
 from ._exceptions import HarnessError
 from ._http_wire import body_text, lower_headers, parse_body, short
 from ._rules import Facts, Table, add_upstream, build, class_entry, decide
@@ -42,10 +43,10 @@ __all__ = [
     "wrapped_error",
 ]
 
-BodyReader = Callable[[Any, Facts], Facts]
-"""Returns the facts with what a parsed error body says (``dataclasses.replace``):
-``message``, ``vendor_code``, ``vendor_type``, ``more_ids`` (more vendor codes),
-``request_id``, and members to keep in ``upstream`` (``extra={**facts.extra, ...}``)."""
+BodyReader = Callable[[Any], dict[str, Any]]
+"""Returns what a parsed error body says, as members of ``Facts``: ``message``,
+``vendor_code``, ``vendor_type``, ``more_ids`` (more vendor codes), ``request_id``, and
+members to keep in ``upstream`` (``extra``); only the ones it found."""
 
 _CONNECTION_CODES: Mapping[str, str] = {
     "APITimeoutError": "timeout",
@@ -101,25 +102,23 @@ def facts_of(
         text, parsed = body_text(body), parse_body(body)
     else:
         text, parsed = "", body
-    facts = sdk.read_body(
-        parsed,
-        Facts(
-            provider=sdk.name,
-            status=status,
-            headers=lower_headers(headers),
-            body=parsed,
-            text=text,
-            id_headers=sdk.id_headers,
-            exception=exception,
-            source=source,
-            in_stream=in_stream,
-        ),
-    )
-    if parsed is None and text and not facts.message and len(text) < 2048:
+    found = sdk.read_body(parsed)
+    if parsed is None and text and not found.get("message") and len(text) < 2048:
         plain = text.strip()
         if plain and not plain.startswith("<"):
-            facts = dataclasses.replace(facts, message=short(plain, 2048))
-    return facts
+            found["message"] = short(plain, 2048)
+    return Facts(
+        provider=sdk.name,
+        status=status,
+        headers=lower_headers(headers),
+        body=parsed,
+        text=text,
+        id_headers=sdk.id_headers,
+        exception=exception,
+        source=source,
+        in_stream=in_stream,
+        **found,
+    )
 
 
 def read_exception(
@@ -185,8 +184,6 @@ def wrapped_error(body: Any) -> dict[str, Any] | None:
         return None
     if "error" not in body and isinstance(body.get("message"), str):
         body = {"error": body}
-    from ._envelopes import nested_error
-
     return nested_error(body)
 
 
@@ -211,13 +208,16 @@ def fixed_error(
     class of its ``__cause__`` (the transport's error) is kept in ``upstream.cause``.
     """
     code, retryable = fixed
+    changes: dict[str, Any] = {}
     vendor_code = _CONNECTION_CODES.get(name.rpartition(".")[2])
-    facts = dataclasses.replace(
-        note_cause(exc, facts),
-        vendor_code=facts.vendor_code if vendor_code is None else vendor_code,
-        message=facts.message or message_of(exc),
-    )
-    return build(code, retryable, facts)
+    if vendor_code is not None:
+        changes["vendor_code"] = vendor_code
+    if not facts.message:
+        changes["message"] = message_of(exc)
+    cause = exc.__cause__
+    if cause is not None:
+        changes["extra"] = {**facts.extra, "cause": qualname(cause)}
+    return build(code, retryable, dataclasses.replace(facts, **changes) if changes else facts)
 
 
 def note_cause(exc: BaseException, facts: Facts) -> Facts:

@@ -33,9 +33,12 @@ What is recognised (each replaced by ``[REDACTED]``):
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
 each with its bound and why it is linear); texts are redacted before they are cut, so a key
 straddling a cut is recognised whole. ``redact_all`` (logs, stack traces) never cuts: it reads
-a long text in overlapping windows of that bound. Nothing is cached, neither a text nor its
-``hash()``: a text of a ``str`` subclass is read as its characters, whatever its ``__hash__``,
-``__eq__``, ``len()`` or ``lower()`` say.
+a long text in overlapping windows of that bound. The texts bound for one error are read
+together, in one scan of them joined (``Batch``, ``redact_together``: ``JOIN`` says why that
+finds what reading each alone finds). Nothing is cached, neither a text nor its ``hash()``,
+but names that no credential can be in (``_plain``: short identifiers and header names,
+at most 4,096 of them, with whether they name a secret): a text of a ``str`` subclass is
+read as its characters, whatever its ``__hash__``, ``__eq__``, ``len()`` or ``lower()`` say.
 """
 
 from __future__ import annotations
@@ -46,17 +49,20 @@ from typing import Any, Final
 from ._lazy import LazyPattern
 
 __all__ = [
+    "JOIN",
     "KEY_SHAPES",
     "MARGIN",
     "MAX_NODES",
     "MAX_REDACT",
     "PATTERNS",
     "REDACTED",
+    "Batch",
     "clip",
     "cut",
     "holds_key",
     "redact",
     "redact_all",
+    "redact_together",
     "sanitize",
     "secret_name",
     "utf8_safe",
@@ -155,19 +161,39 @@ def secret_name(name: object) -> bool:
     ``anthropic-ratelimit-input-tokens-remaining``, ``retry-after``, ``x-request-id``,
     ``pageToken`` are not.
     """
-    if type(name) is str and len(name) < 16 and name.isidentifier():
-        known = _PLAIN_NAMES.get(name)  # too short and plain to be a key: safe to remember
-        if known is None:
+    if type(name) is str:
+        known = _PLAIN_NAMES.get(name)
+        if known is not None:
+            return known
+        if _plain(name):  # no credential can be in it: safe to remember
             known = _secret_name(name)
             if len(_PLAIN_NAMES) < 4096:
                 _PLAIN_NAMES[name] = known
-        return known
+            return known
     return _secret_name(name)
 
 
+def _plain(name: str) -> bool:
+    """Whether ``name`` (a plain ``str``) is a name that no credential can be in.
+
+    That is a short identifier (under 16 characters: no key is that short, and a field needs
+    a separator), or a header name as ``lower_headers`` makes them (``x-ratelimit-remaining-
+    tokens``): at most 64 lower-case ASCII letters and digits in parts of 1 to 15 joined by
+    ``-``, without ``sk-``. No key shape fits in it (every one needs ``sk-``, an upper-case
+    letter, ``_``, ``.`` or a run of 16 letters or digits), nor any field (every one needs
+    ``=``, ``:``, ``%``, ``@``, ``+`` or a blank), nor a random token of 16 characters.
+    """
+    if len(name) < 16 and name.isidentifier():
+        return True
+    if len(name) > 64 or not name.isascii() or not name.islower() or "sk-" in name:
+        return False
+    return all(0 < len(part) < 16 and part.isalnum() for part in name.split("-"))
+
+
 _PLAIN_NAMES: dict[str, bool] = {}
-"""``secret_name`` of short identifiers (``value``, ``token``, ``x_api_key``...): no key is
-under 16 characters, so these names hold no credential."""
+"""``secret_name`` of the names no credential can be in (``_plain``: ``value``, ``token``,
+``x_api_key``, ``x-ratelimit-remaining-tokens``...), at most 4,096 of them: what it keeps
+alive is names of that shape alone."""
 
 
 def _last_part(name: str) -> str:
@@ -390,9 +416,13 @@ def holds_key(text: str) -> bool:
     )
 
 
-def _spans(text: str) -> list[tuple[int, int]]:
-    """Where the credentials in ``text`` are (start, end), in no particular order."""
-    low = _lower(text)
+def _spans(text: str, low: str | None = None) -> list[tuple[int, int]]:
+    """Where the credentials in ``text`` are (start, end), in no particular order.
+
+    ``low`` is ``text`` lowered as ``_lower`` does (given by ``redact_together``, which lowers
+    each text of a batch on its own); the field patterns run on it."""
+    if low is None:
+        low = _lower(text)
     spans: list[tuple[int, int]] = []
     hits = [gate for gate in _GATES if gate in low]  # one scan per gate, then only the hits
     if not hits:
@@ -458,6 +488,12 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
     if not spans:
         return window[:limit] + "…" if cut else text
     spans.sort()
+    return _replaced(window, spans, limit) + ("…" if cut else "")
+
+
+def _replaced(text: str, spans: list[tuple[int, int]], limit: int) -> str:
+    """``text`` up to ``limit`` with each of ``spans`` (sorted) replaced by ``REDACTED``;
+    overlapping spans make one, and a span that is already a stand-in is kept as it is."""
     out: list[str] = []
     pos = 0
     for begin, end in spans:
@@ -465,16 +501,14 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
             break
         if end <= pos:
             continue
-        if window[begin:end] in _PLACEHOLDERS:
+        if text[begin:end] in _PLACEHOLDERS:
             continue  # already replaced (a recorder's REDACTED): kept as it is, so redact twice
         if begin >= pos:
-            out.append(window[pos:begin])
+            out.append(text[pos:begin])
             out.append(REDACTED)
         pos = end  # an overlapping span extends the one before
     if pos < limit:
-        out.append(window[pos:limit])
-    if cut:
-        out.append("…")
+        out.append(text[pos:limit])
     return "".join(out)
 
 
@@ -512,6 +546,83 @@ def redact(text: str) -> str:
     patterns. Nothing is kept, neither the text nor its hash.
     """
     return clip(text, MAX_REDACT)
+
+
+JOIN: Final = "<"
+"""What ``redact_together`` puts between the texts it reads in one scan.
+
+No credential form can hold it or read across it: the key shapes and a ``Bearer`` token are
+made of letters, digits and ``._~+/=-``; every value class excludes it (``_VALUE``, ``_REST``,
+the URL user information); no name, separator or gate holds it; and every class a lookaround
+tests the character next to a match with (``[A-Za-z0-9]``, ``[A-Za-z0-9_-]``, ``[a-z0-9]``,
+``[nrtbf]``, ``[0-9A-Fa-f]``, ``[-_]``) leaves it out, so beside it a pattern behaves as at
+the start or the end of a text. Hence the matches in the joined text are exactly the matches
+in each text, each inside its own text (``tests/hostile/test_batch.py`` checks the patterns
+for it, and compares the two ways on generated texts)."""
+
+
+def redact_together(texts: list[str]) -> list[str]:
+    """``[redact(text) for text in texts]`` for plain ``str`` texts of at most ``MAX_REDACT``
+    characters, in one scan: the texts are joined with ``JOIN`` (in groups of at most
+    ``MAX_REDACT + MARGIN`` characters, the bound every pattern is run on) and each
+    credential found in the joined text is replaced in the text it lies in. A text under
+    ``_SHORTEST`` characters is left out and comes back as it is, as ``redact`` leaves it.
+    Returns ``texts`` itself when none holds a credential; a text that holds none comes back
+    as the same object.
+
+    Why it is the same as redacting each text: a gate (``_GATES``) found in a text is found
+    in the joined text; each text is lowered on its own (``_redact_group``), so every
+    position agrees; and no match can hold ``JOIN`` or tell it from the edge of a text (see
+    ``JOIN``). Should a match ever cross a text's edge all the same, each text of the group
+    is redacted on its own instead.
+    """
+    if min(map(len, texts), default=_SHORTEST) < _SHORTEST:  # ``redact`` leaves those be
+        some = iter(redact_together([text for text in texts if len(text) >= _SHORTEST]))
+        return [text if len(text) < _SHORTEST else next(some) for text in texts]
+    size = len(texts) + sum(map(len, texts))
+    if size <= MAX_REDACT + MARGIN:
+        return _redact_group(texts)
+    out: list[str] = []
+    group: list[str] = []
+    size = 0
+    for text in texts:
+        if group and size + len(text) > MAX_REDACT + MARGIN:
+            out.extend(_redact_group(group))
+            group, size = [], 0
+        group.append(text)
+        size += len(text) + 1
+    out.extend(_redact_group(group))
+    return out
+
+
+def _redact_group(texts: list[str]) -> list[str]:
+    """``redact_together`` for texts that, joined, fit ``MAX_REDACT + MARGIN`` characters."""
+    joined = JOIN.join(texts)
+    low = joined.lower()
+    if len(low) != len(joined):
+        # Lowering maps each character on its own (the Greek final sigma aside, lowered to
+        # one of two letters no pattern tells apart), so when no character changes length
+        # the joined text lowered is the texts lowered and joined; else each is lowered as
+        # ``_lower`` would lower it alone.
+        low = JOIN.join([_lower(text) for text in texts])
+    spans = _spans(joined, low)
+    if not spans:
+        return texts
+    spans.sort()
+    out: list[str] = []
+    start = taken = 0
+    for text in texts:
+        end = start + len(text)
+        mine: list[tuple[int, int]] = []
+        while taken < len(spans) and spans[taken][0] < end:
+            begin, stop = spans[taken]
+            if begin < start or stop > end:  # across an edge: cannot be, but never trusted
+                return [clip(each, len(each)) for each in texts]
+            mine.append((begin - start, stop - start))
+            taken += 1
+        out.append(_replaced(text, mine, len(text)) if mine else text)
+        start = end + 1
+    return out
 
 
 _VALUE_ENDS: Final = ("\r", "\n", '"', "'", "\\", "<", ">")
@@ -643,43 +754,171 @@ def sanitize(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
     references (YAML anchors, a dict built with the same list many times) is copied once per
     reference, so without that budget 8 references per level over 7 levels would be 8**7
     copies. Past the budget each further value is the marker ``…``, as past ``MAX_DEPTH``.
+
+    The texts of the copy (keys and values) are redacted together, in one scan (``Batch``).
     """
-    return _sanitize(value, limit, depth, [MAX_NODES])
+    box: list[Any] = [None]
+    batch = Batch()
+    batch.put(box, 0, value, limit, depth)
+    batch.done()
+    return box[0]
 
 
-def _sanitize(value: Any, limit: int, depth: int, budget: list[int]) -> Any:
-    """``sanitize``, with ``budget`` the values this call may still copy (shared by all)."""
-    budget[0] -= 1
-    if value is None or value is True or value is False:
-        return value
-    if isinstance(value, str):
-        return utf8_safe(clip(value, limit))
-    if isinstance(value, int):
-        if value.bit_length() > MAX_INT_BITS:
-            return f"<an integer of {value.bit_length()} bits>"
-        return int(value)
-    if isinstance(value, float):
-        return float(value) if math.isfinite(value) else None
-    if depth >= MAX_DEPTH or budget[0] < 0:
-        return "…"
-    if isinstance(value, dict) or _mapping_like(value):
-        out: dict[str, Any] = {}
+class Batch:
+    """The texts bound for one object (an error's members), redacted together in one scan.
+
+    ``put`` stores a JSON-ready, size-bounded copy of a value into a container (a dict or a
+    list, at a key or an index), as ``sanitize`` describes, with each text of the copy left
+    as it is and noted; ``text`` stores and notes one text. ``done`` then redacts every noted
+    text at once (``redact_together``; a text noted twice is read once) and writes the ones
+    that change back where they went. Until ``done`` the copies may hold credentials: call it
+    before anything else reads them. A text longer than its bound is redacted and cut at once
+    (``clip``), as is every text made from an object (a ``repr``, bytes, a key that is no
+    string). Texts are read as plain ``str``: a subclass is copied to its characters first,
+    whatever its ``__hash__``, ``__eq__`` or other methods say.
+    """
+
+    __slots__ = ("_budget", "_places", "_seen", "_texts")
+
+    def __init__(self) -> None:
+        self._texts: list[str] = []
+        """The texts noted, each once."""
+        self._seen: dict[str, int] = {}
+        """The index of each text noted (plain ``str`` only, for this object alone)."""
+        self._places: list[tuple[Any, Any, int]] = []
+        """Where noted texts went: (container, key or index, the text's index); a key of
+        a mapping has its index as ``-1 - index``."""
+        self._budget = MAX_NODES
+        """The values the copy ``put`` is making may still have (shared by all of them)."""
+
+    def text(self, into: Any, at: Any, value: str, limit: int = MAX_REDACT) -> None:
+        """Store ``value`` (a text member: redacted, cut at ``limit``, UTF-8-safe once
+        ``done``) as ``into[at]``. Raises ``TypeError`` for a value that is no string."""
+        text = value if type(value) is str else str.__str__(value)
+        if len(text) > limit:
+            into[at] = utf8_safe(clip(text, limit))
+        elif len(text) < _SHORTEST:  # too short for any credential form
+            into[at] = text if text.isascii() else utf8_safe(text)
+        else:
+            into[at] = text
+            self._note(text, into, at, False)
+
+    def put(self, into: Any, at: Any, value: Any, limit: int = MAX_TEXT, depth: int = 0) -> None:
+        """Store the ``sanitize`` copy of ``value`` as ``into[at]`` (redacted once ``done``)."""
+        self._budget = MAX_NODES
+        self._put(into, at, value, limit, depth)
+
+    def done(self) -> None:
+        """Redact every noted text and write back the ones that change."""
+        texts = self._texts
+        if not texts:
+            return
+        cleaned = redact_together(texts)
+        if cleaned is texts and all(map(str.isascii, texts)):
+            return  # nothing to change: the common case
+        final = [utf8_safe(text) for text in cleaned]
+        renamed: list[tuple[dict[str, Any], str, str]] = []
+        for into, at, index in self._places:
+            if index < 0:  # a mapping's key
+                text = texts[-1 - index]
+                new = final[-1 - index]
+                if new is not text:
+                    renamed.append((into, at, new))
+            else:
+                text = texts[index]
+                new = final[index]
+                if new is not text and into[at] == text:  # a later key may have replaced it
+                    into[at] = new
+        for mapping, old, name in renamed:  # a key that changed: the mapping keeps its order
+            items = list(mapping.items())
+            mapping.clear()
+            for key, item in items:
+                mapping[name if key == old else key] = item
+
+    def _note(self, text: str, into: Any, at: Any, is_key: bool) -> None:
+        index = self._seen.get(text)
+        if index is None:
+            index = self._seen[text] = len(self._texts)
+            self._texts.append(text)
+        self._places.append((into, at, -1 - index if is_key else index))
+
+    def _put(self, into: Any, at: Any, value: Any, limit: int, depth: int) -> None:
+        self._budget -= 1
+        if isinstance(value, str):
+            self.text(into, at, value, limit)
+        elif value is None or value is True or value is False:
+            into[at] = value
+        elif isinstance(value, int):
+            if value.bit_length() > MAX_INT_BITS:
+                into[at] = f"<an integer of {value.bit_length()} bits>"
+            else:
+                into[at] = int(value)
+        elif isinstance(value, float):
+            into[at] = float(value) if math.isfinite(value) else None
+        elif depth >= MAX_DEPTH or self._budget < 0:
+            into[at] = "…"
+        elif isinstance(value, dict) or _mapping_like(value):
+            self._mapping(into, at, value, limit, depth)
+        elif isinstance(value, (list, tuple)):
+            out: list[Any] = []
+            into[at] = out
+            for item in value[:MAX_ITEMS]:
+                out.append(None)
+                self._item(out, len(out) - 1, item, limit, depth + 1)
+        elif isinstance(value, (bytes, bytearray)):
+            into[at] = clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
+        else:
+            into[at] = utf8_safe(clip(_safe_repr(value), limit))
+
+    def _mapping(self, into: Any, at: Any, value: Any, limit: int, depth: int) -> None:
         try:
             items = list(value.items())[:MAX_ITEMS]
         except Exception:  # a hostile mapping
-            return utf8_safe(clip(_safe_repr(value), limit))
+            into[at] = utf8_safe(clip(_safe_repr(value), limit))
+            return
+        out: dict[str, Any] = {}
+        into[at] = out
+        seen, texts, places = self._seen, self._texts, self._places
         for key, item in items:
-            if type(key) is str and len(key) < 16 and key.isidentifier() and key.isascii():
-                name = key  # too short and plain to hold a key or a credential context
+            secret = _PLAIN_NAMES.get(key) if type(key) is str else None
+            if secret is not None:
+                name = key  # a name no credential can be in (``_plain``)
+            elif isinstance(key, str):
+                name = key if type(key) is str else str.__str__(key)
+                secret = secret_name(name)
+                if len(name) > 256:
+                    name = utf8_safe(clip(name, 256))
+                elif not _plain(name):
+                    self._note(name, out, name, True)
             else:
-                name = utf8_safe(clip(key if isinstance(key, str) else _safe_repr(key), 256))
-            out[name] = REDACTED if secret_name(key) else _sanitize(item, limit, depth + 1, budget)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_item(item, limit, depth + 1, budget) for item in value[:MAX_ITEMS]]
-    if isinstance(value, (bytes, bytearray)):
-        return clip(bytes(value[: limit * 4]).decode("utf-8", "replace"), limit)
-    return utf8_safe(clip(_safe_repr(value), limit))
+                name = utf8_safe(clip(_safe_repr(key), 256))
+                secret = secret_name(key)
+            if secret:
+                out[name] = REDACTED
+            elif type(item) is str and len(item) <= limit:
+                # Most values: ``_put`` and ``_note``, written out.
+                self._budget -= 1
+                out[name] = item
+                if len(item) < _SHORTEST:  # too short for any credential form
+                    if not item.isascii():
+                        out[name] = utf8_safe(item)
+                    continue
+                index = seen.get(item)
+                if index is None:
+                    index = seen[item] = len(texts)
+                    texts.append(item)
+                places.append((out, name, index))
+            else:
+                self._put(out, name, item, limit, depth + 1)
+
+    def _item(self, into: list[Any], at: int, item: Any, limit: int, depth: int) -> None:
+        """One entry of a sequence; a secret-named ``(name, value)`` pair loses its value."""
+        if isinstance(item, (list, tuple)) and len(item) == 2 and secret_name(item[0]):
+            pair: list[Any] = [None, REDACTED]
+            into[at] = pair
+            self._put(pair, 0, item[0], 256, depth)
+        else:
+            self._put(into, at, item, limit, depth)
 
 
 def _mapping_like(value: Any) -> bool:
@@ -689,13 +928,6 @@ def _mapping_like(value: Any) -> bool:
         return hasattr(value, "items") and hasattr(value, "keys")
     except Exception:
         return False
-
-
-def _item(item: Any, limit: int, depth: int, budget: list[int]) -> Any:
-    """One entry of a sequence; a secret-named ``(name, value)`` pair loses its value."""
-    if isinstance(item, (list, tuple)) and len(item) == 2 and secret_name(item[0]):
-        return [_sanitize(item[0], 256, depth, budget), REDACTED]
-    return _sanitize(item, limit, depth, budget)
 
 
 def _safe_repr(value: object) -> str:

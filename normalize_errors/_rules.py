@@ -62,15 +62,19 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(slots=True, kw_only=True)
 class Facts:
     """What an upstream said about one failure, as read by an adapter.
 
-    Frozen and given by name: a body reader returns new facts (``dataclasses.replace``)
-    rather than changing the ones it was handed. It lives only while the error is made:
-    ``build`` reads every member of the error from it (``retry_after``, ``attempts``,
-    ``limit``, ``detail``, ``upstream``) and lets it go, so the error holds no vendor object
-    but its ``__cause__``. ``lowered`` and ``ids`` are derived when the facts are made.
+    Given by name, and made once, when everything read is known: a body reader returns the
+    members it found (a dict), and ``facts_of`` makes the facts from them and the rest. Facts
+    are not changed once made: a step that learns more makes new ones
+    (``dataclasses.replace``). (Not frozen: a frozen dataclass's ``__init__`` sets each of its
+    twenty fields through ``object.__setattr__``, which took longer than reading the failure.)
+    It lives only while the error is made: ``build`` reads every member of the error from it
+    (``retry_after``, ``attempts``, ``limit``, ``detail``, ``upstream``) and lets it go, so the
+    error holds no vendor object but its ``__cause__``. ``lowered`` and ``ids`` are derived
+    when the facts are made.
     """
 
     provider: str
@@ -106,16 +110,14 @@ class Facts:
     """Every code, type and reason the vendor gave, in lower case (rules match these)."""
 
     def __post_init__(self) -> None:
-        # The derived members of a frozen dataclass are set the one way it allows.
-        derive = object.__setattr__
         message = self.message
-        derive(self, "lowered", "" if not message else message[:MAX_MESSAGE].lower())
+        self.lowered = "" if not message else message[:MAX_MESSAGE].lower()
         names = {str(i).lower() for i in self.more_ids if i is not None and i != ""}
         if self.vendor_code:
             names.add(self.vendor_code.lower())
         if self.vendor_type:
             names.add(self.vendor_type.lower())
-        derive(self, "ids", frozenset(names))
+        self.ids = frozenset(names)
 
     @property
     def reported_request_id(self) -> str | None:
@@ -328,16 +330,21 @@ class Table:
 
     def candidates(self, status: int | None, ids: frozenset[str]) -> tuple[Rule, ...]:
         """The rows that can match a failure with ``status`` and ``ids``, in table order."""
-        numbers = self._none if status is None else self._by_status.get(status, self._none)
-        named = [found for name in ids for found in self._by_id.get(name, ())]
-        if named:
-            numbers = tuple(sorted({*numbers, *named}))
         rows = self.rows
-        return tuple(rows[n] for n in numbers)
+        return tuple(rows[n] for n in self._numbers(status, ids))
+
+    def _numbers(self, status: int | None, ids: frozenset[str]) -> tuple[int, ...] | list[int]:
+        """The numbers of the ``candidates`` rows, in order."""
+        numbers = self._none if status is None else self._by_status.get(status, self._none)
+        by_id = self._by_id
+        named = [found for name in ids if name in by_id for found in by_id[name]]
+        return sorted({*numbers, *named}) if named else numbers
 
     def first_match(self, facts: Facts) -> Rule | None:
         """The first row whose conditions all hold for ``facts``, or ``None``."""
-        for row in self.candidates(facts.status, facts.ids):
+        rows = self.rows
+        for number in self._numbers(facts.status, facts.ids):
+            row = rows[number]
             if row.holds(facts):  # the index found the row's ids among the vendor's
                 return row
         return None

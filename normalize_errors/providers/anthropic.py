@@ -217,12 +217,13 @@ is not an upstream failure and is left to the caller's ``harness.internal_error`
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _read(body: Any, facts: Facts) -> Facts:
-    """``facts`` with what an Anthropic-shaped error body says (a dict, or anything else)."""
-    if not isinstance(body, dict):
-        return facts
-    error = body.get("error")
+def _read(body: Any) -> dict[str, Any]:
+    """What an Anthropic-shaped error body says (a dict, or anything else), as members of
+    ``Facts``."""
     found: dict[str, Any] = {}
+    if not isinstance(body, dict):
+        return found
+    error = body.get("error")
     if isinstance(error, str):
         found["message"] = error
         error = None
@@ -230,7 +231,7 @@ def _read(body: Any, facts: Facts) -> Facts:
         message = body.get("message")
         if isinstance(message, str):
             found["message"] = message
-        return replace(facts, **found) if found else facts
+        return found
     message = error.get("message")
     if isinstance(message, str):
         found["message"] = message
@@ -244,11 +245,11 @@ def _read(body: Any, facts: Facts) -> Facts:
         code = text_of(details.get("error_code"))
         if code:
             found["vendor_code"] = code
-        found["extra"] = {**facts.extra, "details": details}
+        found["extra"] = {"details": details}
     request_id = body.get("request_id")
     if isinstance(request_id, str) and request_id:
         found["request_id"] = request_id
-    return replace(facts, **found) if found else facts
+    return found
 
 
 _ERROR_TYPES: Final = frozenset(

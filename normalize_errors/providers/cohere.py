@@ -119,18 +119,18 @@ reaches ``ApiError``; a test checks that every exception class the SDK exports i
 # -- reading error objects ----------------------------------------------------------------------
 
 
-def _read_body(body: Any, facts: Facts) -> Facts:
+def _read_body(body: Any) -> dict[str, Any]:
     """The body reader: ``{"message": ...}`` or ``{"id": ..., "message": ...}``."""
-    if not isinstance(body, dict):
-        return facts
     found: dict[str, Any] = {}
+    if not isinstance(body, dict):
+        return found
     message = body.get("message")
     if isinstance(message, str):
         found["message"] = message
     body_id = body.get("id")
     if isinstance(body_id, str) and body_id:
-        found["extra"] = {**facts.extra, "id": body_id}
-    return replace(facts, **found) if found else facts
+        found["extra"] = {"id": body_id}
+    return found
 
 
 _SDK: Final = SDK(NAME, declared(NAME).roots, CLASSES, TABLE, _read_body)

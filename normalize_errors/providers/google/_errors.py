@@ -392,14 +392,14 @@ def _details_extra(details: Any) -> dict[str, Any]:
     return extra
 
 
-def _read(error: Any, facts: Facts) -> tuple[Facts, int | None]:
-    """``facts`` with what a Google-shaped error object says (a dict, a string or anything),
-    and the HTTP status the body itself states (its numeric ``code``), if any."""
+def _read(error: Any) -> tuple[dict[str, Any], int | None]:
+    """What a Google-shaped error object says (a dict, a string or anything), as members of
+    ``Facts``, and the HTTP status the body itself states (its numeric ``code``), if any."""
     if isinstance(error, str):
-        return replace(facts, message=error), None
-    if not isinstance(error, dict):
-        return facts, None
+        return {"message": error}, None
     found: dict[str, Any] = {}
+    if not isinstance(error, dict):
+        return found, None
     message = error.get("message")
     if isinstance(message, str):
         found["message"] = message
@@ -412,12 +412,12 @@ def _read(error: Any, facts: Facts) -> tuple[Facts, int | None]:
     if body_code is None and isinstance(code, str) and code:
         # The Interactions API reportedly sends a string code ("invalid_request").
         ids.append(code)
-        if found.get("vendor_code", facts.vendor_code) is None:
+        if found.get("vendor_code") is None:
             found["vendor_code"] = code
     details = error.get("details")
     reason = _read_ids(details, ids)
     if isinstance(details, list) and details:
-        found["extra"] = {**_details_extra(details), **facts.extra}
+        found["extra"] = _details_extra(details)
     if "errors" in error:
         for item in sequence(error["errors"]):
             # The older Google API error shape: "errors": [{"reason": "rateLimitExceeded"}].
@@ -428,20 +428,22 @@ def _read(error: Any, facts: Facts) -> tuple[Facts, int | None]:
         found["vendor_type"] = reason
     if ids:
         found["more_ids"] = tuple(ids)
-    return (replace(facts, **found) if found else facts), body_code
+    return found, body_code
 
 
-def _read_printed(text: str, facts: Facts) -> tuple[Facts, int | None]:
-    """``facts`` with what an SDK's printed error text says (no JSON body): the ErrorInfo
-    reasons it quotes (protobuf text, JSON or a Python repr of the details); and the status it
-    states (google.api_core's leading ``400 ``, the JS SDK's ``[403 Forbidden]``), if any."""
+def _read_printed(text: str, found: dict[str, Any]) -> int | None:
+    """Add to ``found`` what an SDK's printed error text says (no JSON body): the ErrorInfo
+    reasons it quotes (protobuf text, JSON or a Python repr of the details); return the
+    status it states (google.api_core's leading ``400 ``, the JS SDK's ``[403 Forbidden]``),
+    if any."""
     head = text[:MAX_MESSAGE]
-    found = GOOGLE_PRINTED_REASON.compiled().finditer(head)
-    ids = [m.group(1) for _, m in zip(range(8), found, strict=False)]
+    reasons = GOOGLE_PRINTED_REASON.compiled().finditer(head)
+    ids = [m.group(1) for _, m in zip(range(8), reasons, strict=False)]
     if ids:
-        facts = replace(facts, vendor_type=ids[0], more_ids=(*facts.more_ids, *ids))
+        found["vendor_type"] = ids[0]
+        found["more_ids"] = (*found.get("more_ids", ()), *ids)
     stated = GOOGLE_PRINTED_STATUS.compiled().search(head)
-    return facts, integer(stated.group(1) or stated.group(2)) if stated is not None else None
+    return integer(stated.group(1) or stated.group(2)) if stated is not None else None
 
 
 def _looks_html(text: str) -> bool:
@@ -463,29 +465,32 @@ def _facts(
     *,
     exception: str | None = None,
     in_stream: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> Facts:
-    given = Facts(
+    """The facts of a Google error body (or its text), made once; ``extra`` is kept in
+    ``upstream`` beside what the body gives (and wins over it)."""
+    found, stated = _read(_inner(body))
+    message = found.get("message")
+    if isinstance(message, str) and _looks_html(message):
+        # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
+        text = message
+        found["message"] = None
+    if body is None and text and found.get("message") is None and not _looks_html(text):
+        found["message"] = short(text.strip(), 2048) if len(text) < 2048 else None
+        stated = _read_printed(text, found)
+    if extra:
+        found["extra"] = {**found.get("extra", {}), **extra}
+    return Facts(  # RetryInfo's retryDelay stays in extra; ``build`` reads it (``hints``)
         provider=NAME,
-        status=status,
+        status=stated if status is None and stated is not None else status,
         headers=lower_headers(headers),
         body=body,
         text=text,
         exception=exception,
         in_stream=in_stream,
         id_headers=_ID_HEADERS,
+        **found,
     )
-    facts, stated = _read(_inner(body), given)
-    message = facts.message
-    if isinstance(message, str) and _looks_html(message):
-        # A non-JSON page the SDK put in ``details["message"]``: keep it as text.
-        text = message
-        facts = replace(facts, message=None, text=text)
-    if body is None and text and facts.message is None and not _looks_html(text):
-        facts = replace(facts, message=short(text.strip(), 2048) if len(text) < 2048 else None)
-        facts, stated = _read_printed(text, facts)
-    if status is None and stated is not None:
-        facts = replace(facts, status=stated)  # no HTTP status: the one the body states
-    return facts  # RetryInfo's retryDelay stays in extra; ``build`` reads it (``hints``)
 
 
 def _decide(facts: Facts) -> HarnessError:
@@ -602,18 +607,27 @@ def _api_error(exc: BaseException, qualname: str) -> HarnessError:
     inner = None if in_stream else wrapped_error(parsed)
     if inner is not None:  # the error of the API behind, as JSON text in the message
         return inner_error(http or code, headers, inner, qualname)
-    facts = _facts(code, headers, parsed, text, exception=qualname, in_stream=in_stream)
-    if in_stream:
-        facts = replace(facts, extra={**facts.extra, "status": http})  # the stream's own status
+    facts = _facts(
+        code,
+        headers,
+        parsed,
+        text,
+        exception=qualname,
+        in_stream=in_stream,
+        extra={"status": http} if in_stream else None,  # the stream's own status
+    )
     return _decide(facts)
 
 
 def _closed(code: int, reason: Any, qualname: str) -> HarnessError:
     """A Live API session closed with a WebSocket close code and a reason."""
-    facts = Facts(provider=NAME, message=reason if isinstance(reason, str) and reason else None)
+    found: dict[str, Any] = {}
     if isinstance(reason, dict):
-        facts, _ = _read(_inner(reason), facts)
-    facts = replace(facts, exception=qualname, extra={**facts.extra, "close_code": code})
+        found, _ = _read(_inner(reason))
+    elif isinstance(reason, str) and reason:
+        found["message"] = reason
+    found["extra"] = {**found.get("extra", {}), "close_code": code}
+    facts = Facts(provider=NAME, exception=qualname, **found)
     for row in TABLE:
         if row.matches(facts):
             return _decide(facts)

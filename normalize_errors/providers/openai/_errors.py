@@ -370,13 +370,14 @@ _OWN: Final = frozenset({"message", "code", "type", "param"})
 """The members of OpenAI's own error object; ``_read_more`` reads the others that servers add."""
 
 
-def _read(error: Any, facts: Facts) -> Facts:
-    """``facts`` with what an OpenAI-shaped error object says (a dict, a string or anything)."""
+def _read(error: Any) -> dict[str, Any]:
+    """What an OpenAI-shaped error object says (a dict, a string or anything), as members of
+    ``Facts``."""
     if isinstance(error, str):
-        return replace(facts, message=error) if facts.message is None else facts
-    if not isinstance(error, dict):
-        return facts
+        return {"message": error}
     found: dict[str, Any] = {}
+    if not isinstance(error, dict):
+        return found
     message = error.get("message")
     if isinstance(message, str):
         found["message"] = message
@@ -394,21 +395,19 @@ def _read(error: Any, facts: Facts) -> Facts:
     if isinstance(param, str):
         extra["param"] = param
     if not _OWN.issuperset(error):
-        _read_more(error, facts, found, extra)
+        _read_more(error, found, extra)
     if extra:
-        found["extra"] = {**facts.extra, **extra}
-    return replace(facts, **found) if found else facts
+        found["extra"] = extra
+    return found
 
 
-def _read_more(
-    error: dict[Any, Any], facts: Facts, found: dict[str, Any], extra: dict[str, Any]
-) -> None:
+def _read_more(error: dict[Any, Any], found: dict[str, Any], extra: dict[str, Any]) -> None:
     """The members other servers add to OpenAI's four (Azure, OpenRouter, Groq, llama.cpp,
     Cloudflare, NVIDIA NIM): more ids, a message and a code into ``found`` (the members
     ``_read`` gives the facts), what to keep into ``extra``."""
     inner = error.get("innererror")
     if isinstance(inner, dict):
-        found["more_ids"] = (*facts.more_ids, text_of(inner.get("code")))
+        found["more_ids"] = (text_of(inner.get("code")),)
         extra["innererror"] = inner
     metadata = error.get("metadata")
     if isinstance(metadata, dict):
@@ -421,39 +420,41 @@ def _read_more(
         if type(number) is int:
             extra[name] = number
     listed = error.get("errors")  # Cloudflare's API envelope: {"success": false, "errors": [...]}
-    if found.get("message", facts.message) is None and isinstance(listed, list) and listed:
+    if found.get("message") is None and isinstance(listed, list) and listed:
         first = listed[0]
         if isinstance(first, dict):
             text = first.get("message")
             if isinstance(text, str):
                 found["message"] = text
             number = first.get("code")
-            vendor_code = found.get("vendor_code", facts.vendor_code)
-            if vendor_code is None and (text_of(number) or integer(number) is not None):
+            said = text_of(number) or integer(number) is not None
+            if found.get("vendor_code") is None and said:
                 found["vendor_code"] = text_of(number) or str(number)
-    if found.get("message", facts.message) is None and integer(error.get("status")) is not None:
+    if found.get("message") is None and integer(error.get("status")) is not None:
         text = error.get("detail") or error.get("title")  # an RFC 9457 problem (NVIDIA NIM)
         if isinstance(text, str):
             found["message"] = text
 
 
-def read_body(body: Any, facts: Facts) -> Facts:
+def read_body(body: Any) -> dict[str, Any]:
     """The body reader: an OpenAI-shaped body (``{"error": {...}}``, a bare error, a list)."""
     if isinstance(body, list) and body and isinstance(body[0], dict):
         body = body[0]
+    code_text = None
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         # the message as "error", the code beside it (xAI: {"code": "Client specified an
         # invalid argument", "error": "..."})
         code = body.get("code")
         code_text = text_of(code) or (str(code) if integer(code) is not None else None)
-        if code_text:
-            facts = replace(facts, vendor_code=code_text)
     if isinstance(body, dict) and "error" in body:
         body = body["error"]  # the error object inside the envelope
         inner = body.get("error") if isinstance(body, dict) else None
         if isinstance(inner, dict) and "message" not in body:
             body = inner  # nested two levels (OpenRouter): the innermost holds the words
-    return _read(body, facts)
+    found = _read(body)
+    if code_text:
+        found.setdefault("vendor_code", code_text)
+    return found
 
 
 SDK: Final = _SDK(

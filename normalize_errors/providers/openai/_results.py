@@ -384,7 +384,7 @@ def _from_error_object(error: Any, **context: Any) -> HarnessError:
     """
     if not isinstance(error, dict):
         error = {name: field(error, name) for name in ("code", "message", "type", "param")}
-    return decide(TABLE, _read(error, Facts(provider=NAME, **context)))
+    return decide(TABLE, Facts(provider=NAME, **context, **_read(error)))
 
 
 def _error_event(event: Any) -> HarnessError:
