@@ -11,7 +11,6 @@ Importing this package imports no third-party module.
 from __future__ import annotations
 
 from types import FunctionType as _FunctionType
-from typing import TYPE_CHECKING
 
 from ._code_classes import (
     ApprovalDeniedError,
@@ -54,7 +53,7 @@ from ._code_classes import (
     UpstreamUnavailableError,
     class_for_code,
 )
-from ._exceptions import HarnessError, Limit, Location, ProblemFormatError
+from ._exceptions import HarnessError, ProblemFormatError
 from ._facade import check, diagnose, from_response, normalize
 from ._pickling import CauseStandIn
 from ._readers import (
@@ -70,13 +69,15 @@ from ._registry import (
     CODES,
     IANA_TYPE,
     PRE_REGISTRATION_TYPE,
-    Advice,
     CodeInfo,
-    Origin,
 )
 
-if TYPE_CHECKING:  # loaded on first use (see ``__getattr__``)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
     from ._rules import Rule, rule
+    from ._types import Advice, Limit, Location, Origin
     from ._wrap import normalized, wrap
 
 __all__ = [
@@ -162,17 +163,22 @@ for _name in __all__:
 del _name
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # Loaded on first use: wrap() needs inspect and the adapters' registry, rule() the rule
-    # tables' machinery (dataclasses, json): a plain import does not pay for them.
+    # tables' machinery (dataclasses, json), the four member types typing: a plain import
+    # pays for none of them.
     if name in ("wrap", "normalized"):
         from . import _wrap
 
         return _exported(getattr(_wrap, name))
-    if name in ("rule", "Rule"):
+    if name in ("rule", "Rule"):  # they need re: loaded on first use
         from . import _rules
 
         return _exported(getattr(_rules, name))
+    if name in ("Advice", "Origin", "Limit", "Location"):  # they need typing: the same
+        from . import _types
+
+        return _exported(getattr(_types, name))
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
 

@@ -53,9 +53,11 @@ every member, is in ``_exceptions``.
 
 from __future__ import annotations
 
-from typing import Final
-
 from ._exceptions import HarnessError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "ApprovalDeniedError",

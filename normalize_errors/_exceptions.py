@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, Final, TypedDict, TypeVar
 
 from ._pickling import _ExceptionCopy, _harness_class, _pickle_state, _restore
 from ._redact import Batch, redact, sanitize, utf8_safe
-from ._registry import CODE_PATTERN, IANA_TYPE, Advice, CodeInfo, Origin, code_info
+from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 
-__all__ = [
-    "MAX_CAUSES",
-    "MAX_CAUSE_DEPTH",
-    "MEMBERS",
-    "HarnessError",
-    "Limit",
-    "Location",
-    "ProblemFormatError",
-]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any, ClassVar, Final, TypeVar
 
-_E = TypeVar("_E", bound="HarnessError")
+    from ._types import Advice, Limit, Location, Origin
+
+    _E = TypeVar("_E", bound="HarnessError")
+
+__all__ = ["MAX_CAUSES", "MAX_CAUSE_DEPTH", "MEMBERS", "HarnessError", "ProblemFormatError"]
 
 MAX_CAUSES: Final = 16
 """Most entries kept in one ``causes`` list; past it the middle is cut, the last kept."""
@@ -55,25 +52,6 @@ MEMBERS: Final = (
     "causes",
 )
 """The members of a harness error object, in the order ``to_dict`` writes them."""
-
-
-class Limit(TypedDict, total=False):
-    """The limit that was exceeded (draft section 4.9)."""
-
-    name: str
-    value: float
-    observed: float
-    unit: str
-
-
-class Location(TypedDict, total=False):
-    """Where in the run the error happened (draft section 4.10)."""
-
-    run_id: str
-    turn: int
-    tool_name: str
-    tool_call_id: str
-    pointer: str
 
 
 class ProblemFormatError(ValueError):

@@ -10,10 +10,6 @@ HTTP responses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
-
 from ._code_classes import HarnessInternalError, class_for_code
 from ._exceptions import HarnessError
 from ._groups import Walk, group, group_members, group_type, through_chain
@@ -22,10 +18,15 @@ from ._readers import exception_reader, response_readers, routes
 from ._safe_read import integer, qualname
 from ._stdlib import internal, safe_text, stdlib
 
-if TYPE_CHECKING:  # the adapters' registry is imported on first use
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from types import ModuleType
+    from typing import Any, Final, TypeVar
+
     from .providers import Adapter
 
-_R = TypeVar("_R")
+    _R = TypeVar("_R")
 
 __all__ = ["check", "diagnose", "diagnose_stream", "from_response", "normalize"]
 

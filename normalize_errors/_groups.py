@@ -12,13 +12,15 @@ point passes in how to read one exception (``known``, ``normalize``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final
-
 from ._exceptions import MAX_CAUSES, HarnessError
 
-Known = Callable[[BaseException, "str | None", "Walk"], "HarnessError | None"]
-Normalize = Callable[[BaseException, "str | None", "Walk"], HarnessError]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Final
+
+    Known = Callable[[BaseException, "str | None", "Walk"], "HarnessError | None"]
+    Normalize = Callable[[BaseException, "str | None", "Walk"], HarnessError]
 
 __all__ = [
     "MAX_CHAIN",

@@ -10,8 +10,6 @@ bound. Malformed input gives ``None`` or a neutral value.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any, Final
 
 from ._patterns import (
     DURATION_PART,
@@ -23,6 +21,11 @@ from ._patterns import (
 )
 from ._redact import cut
 from ._safe_read import integer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Final
 
 __all__ = [
     "MAX_JSON",

@@ -1,17 +1,17 @@
 """Regular expressions compiled on first use, so ``import normalize_errors`` stays fast.
 
-Compiling the library's patterns (about eighty, the credential patterns among them) at import
-made ``import normalize_errors`` half as long again; a process that never builds an error
-should not pay it.
-``LazyPattern(source)`` compiles ``source`` (flags go inline, as ``(?i)`` or ``(?x)``) the
-first time ``compiled()`` is called. ``bound`` and ``why`` record the longest input the
-pattern is ever given and why it runs in linear time (see ``_patterns``, which lists every
-pattern of the package).
+Importing ``re`` and compiling the library's patterns costs milliseconds; a process that
+never builds an error should not pay it. ``LazyPattern(source)`` compiles ``source`` (flags
+go inline, as ``(?i)`` or ``(?x)``) the first time ``compiled()`` is called. ``bound`` and
+``why`` record the longest input the pattern is ever given and why it runs in linear time
+(see ``_patterns``, which lists every pattern of the package).
 """
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["LazyPattern"]
 
@@ -31,5 +31,7 @@ class LazyPattern:
         """The compiled pattern."""
         pattern = self._compiled
         if pattern is None:
+            import re
+
             pattern = self._compiled = re.compile(self.source)
         return pattern

@@ -13,10 +13,9 @@ linear in its length (``why``). Two rules make every pattern here linear:
 compiles a pattern, and runs the worst inputs through the public entry points while
 recording the length of every text that reaches a pattern.
 
-Nothing is compiled at import (``LazyPattern``: compiling them all there made ``import
-normalize_errors`` half as long again). Modules that are themselves imported on first use (the
-provider adapters, ``_rules``) compile their patterns when they are imported; the others call
-``compiled()`` at each use.
+Nothing is compiled at import: ``import normalize_errors`` must not load ``re``. Modules
+that are themselves imported on first use (the provider adapters, ``_rules``) compile their
+patterns when they are imported, as before; the others call ``compiled()`` at each use.
 
 The rule tables' message patterns (``message=`` of each ``Rule`` in the provider modules and
 ``CONTEXT_COUNT`` in ``_rules``) are compiled by ``rule_pattern`` below. They all run on
@@ -29,10 +28,12 @@ bound and why each is linear (see the end of this file).
 
 from __future__ import annotations
 
-import re
-from typing import Final
-
 from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Final
 
 MAX_MESSAGE: Final = 2048
 """Vendor messages are cut to this length before any pattern looks at them."""
@@ -54,6 +55,8 @@ def rule_pattern(source: str) -> re.Pattern[str]:
 
     Matched with ``search`` on ``Facts.lowered``: at most ``MAX_MESSAGE`` characters.
     """
+    import re
+
     return re.compile(source)
 
 

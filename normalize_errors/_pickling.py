@@ -13,11 +13,12 @@ made before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
 from ._redact import MARGIN, MAX_DEPTH, MAX_REDACT, REDACTED, _spans, redact, secret_name
 
-if TYPE_CHECKING:  # _exceptions imports this module
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
     from ._exceptions import HarnessError
 
 __all__ = ["CauseStandIn"]

@@ -23,19 +23,18 @@ the library's own readers are registered lazily, by module name, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
-
-from ._exceptions import HarnessError
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from weakref import WeakKeyDictionary  # loaded on first use: see ``_PER_CLASS``
+    from collections.abc import Callable, Mapping
+    from typing import Any, Final, TypeAlias
+    from weakref import WeakKeyDictionary
 
-    from ._rules import Rule, Table  # _rules imports this module
+    from ._exceptions import HarnessError
+    from ._rules import Rule, Table
 
-ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
-ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
-Route: TypeAlias = Callable[[BaseException], "HarnessError | None"]
+    ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]
+    ResponseReader: TypeAlias = Callable[[Any, "Mapping[str, str]", Any], "HarnessError | None"]
+    Route: TypeAlias = Callable[[BaseException], "HarnessError | None"]
 
 __all__ = [
     "add_rules",

@@ -44,9 +44,12 @@ read as its characters, whatever its ``__hash__``, ``__eq__``, ``len()`` or ``lo
 from __future__ import annotations
 
 import math
-from typing import Any, Final
 
 from ._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "JOIN",

@@ -13,9 +13,12 @@ when nothing more specific is known (its own small table, kept here beside the c
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Final, Literal
 
 from ._patterns import CODE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "CATEGORIES",
@@ -23,18 +26,13 @@ __all__ = [
     "IANA_TYPE",
     "PRE_REGISTRATION_TYPE",
     "TYPE_URIS",
-    "Advice",
     "CodeInfo",
-    "Origin",
     "code_info",
     "status_code",
 ]
 
-Origin = Literal["model", "harness", "tool", "upstream", "user"]
-"""Where an error originated (draft section 4.2)."""
-
-Advice = Literal["retry", "feedback", "adjust", "fix", "credentials", "human", "stop"]
-"""One word a program can switch on; see ``HarnessError.advice``."""
+if TYPE_CHECKING:
+    from ._types import Advice, Origin
 
 IANA_TYPE: Final = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 """The problem type URI the draft asks IANA to register; used for errors built here."""

@@ -8,8 +8,11 @@ of the wrong type or whose read raises gives ``None`` (or an empty tuple for a l
 from __future__ import annotations
 
 import math
-from types import FrameType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
 
 __all__ = [
     "MAX_FRAMES",

@@ -29,8 +29,9 @@ from typing import Any, Final, NamedTuple
 from .._code_classes import class_for_code
 from .._exceptions import HarnessError
 from .._http_wire import lower_headers, parse_body, retry_after, short
-from .._registry import Advice, status_code
+from .._registry import status_code
 from .._safe_read import finite
+from .._types import Advice
 
 __all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error"]
 

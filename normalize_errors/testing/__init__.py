@@ -20,9 +20,10 @@ httpx and PyYAML are loaded when they are used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-if TYPE_CHECKING:  # loaded on first use: the pytest plugin imports this package in every session
     from ._faults import Faults, Reply, Request
     from ._record import record
 

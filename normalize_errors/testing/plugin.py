@@ -6,12 +6,12 @@ HTTP library (nor the fault injector itself) is loaded, until a test asks for ``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
 import pytest
 
-if TYPE_CHECKING:  # loaded when a test asks for the fixture
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ._faults import Faults
 
 __all__ = ["llm_faults"]
