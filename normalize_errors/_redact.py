@@ -428,11 +428,15 @@ def _spans(text: str, low: str | None = None) -> list[tuple[int, int]]:
         low = _lower(text)
     spans: list[tuple[int, int]] = []
     hits = [gate for gate in _GATES if gate in low]  # one scan per gate, then only the hits
-    if not hits:
+    broken = "\n" in text or "\r" in text or "\\n" in text or "\\r" in text
+    keyed = not _KEY_ANCHOR_SET.isdisjoint(hits)
+    if broken and not keyed:  # a line break may cut a key's own prefix ("AI\nzaSy...")
+        keyed = _holds(_BREAKS.compiled().sub("", low), _KEY_ANCHORS)
+    if not hits and not keyed:
         return spans
-    if not _KEY_ANCHOR_SET.isdisjoint(hits):
+    if keyed:
         spans.extend(m.span() for m in _KEYS.compiled().finditer(text))
-        if "\n" in text or "\r" in text or "\\n" in text or "\\r" in text:
+        if broken:
             spans.extend(_wrapped(text))
     for gate in hits:
         for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):

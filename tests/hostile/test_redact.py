@@ -449,3 +449,27 @@ def test_redact_all_reads_a_str_subclass_as_its_characters() -> None:
     out = redact_all(Hiding("Authorization: Bearer " + SECRETS[0]))
     assert type(out) is str
     assert out == "Authorization: [REDACTED]"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "AI\nzaSy" + "Ab1_" * 8 + "x",  # a Google key whose prefix a line break cuts
+        "sk\n-proj-" + "AbCdEfGhIjKlMnOpQrStUvWx",
+        "sk-pr\r\noj-" + "AbCdEfGhIjKlMnOpQrStUvWx",
+        "sk-pr\\noj-" + "AbCdEfGhIjKlMnOpQrStUvWx",  # an escaped line break, as in JSON text
+        "gs\nk_" + "AbCdEfGhIjKlMnOpQrStUvWx",
+    ],
+)
+def test_a_key_whose_prefix_a_line_break_cuts_is_redacted(key: str) -> None:
+    """The key shapes are looked for in the text with its line breaks removed, so a break
+    inside a key's prefix (where no gate is left whole) hides it neither from ``redact`` nor
+    from an error's members, which are redacted together in one scan."""
+    tail = key.split("\n")[-1].split("\\n")[-1]
+    assert tail not in redact(f"the key {key} was refused")
+    err = UpstreamAuthenticationFailedError(
+        f"bad {key}", upstream={"message": f"m {key}", "headers": {"x-debug": key}}
+    )
+    shown = repr(err) + str(err) + str(err.to_dict())
+    assert tail not in shown
+    assert err.upstream["headers"]["x-debug"] == REDACTED
