@@ -465,7 +465,7 @@ def test_a_key_whose_prefix_a_line_break_cuts_is_redacted(key: str) -> None:
     """The key shapes are looked for in the text with its line breaks removed, so a break
     inside a key's prefix (where no gate is left whole) hides it neither from ``redact`` nor
     from an error's members, which are redacted together in one scan."""
-    tail = key.split("\n")[-1].split("\\n")[-1]
+    tail = key.rsplit("\n", maxsplit=1)[-1].rsplit("\\n", maxsplit=1)[-1]
     assert tail not in redact(f"the key {key} was refused")
     err = UpstreamAuthenticationFailedError(
         f"bad {key}", upstream={"message": f"m {key}", "headers": {"x-debug": key}}
