@@ -26,7 +26,9 @@ from normalize_errors import (
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
+    _caller_line,
     _wrap,
+    _wrap_streams,
     normalize,
     normalized,
     wrap,
@@ -587,13 +589,13 @@ def test_a_wrapped_call_from_any_line_of_any_file_runs(monkeypatch: pytest.Monke
     first = "result = client.chat.completions.create(model='m', messages=MESSAGES)"
     exec(compile(first, "first_line.py", "exec"), scope)
     assert scope["result"].choices[0].message.content == "Hi"
-    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # leave the shared cache as it was
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})  # leave the shared cache as it was
     box = wrap(Box())
     many = "\n".join(["found = []"] + ["found.append(box.size())"] * 4100)
     namespace: dict[str, Any] = {"box": box}
     exec(compile(many, "many_lines.py", "exec"), namespace)
     assert namespace["found"] == [2] * 4100
-    assert len(_wrap._AS_CALLER) == 4096
+    assert len(_caller_line._AS_CALLER) == 4096
 
 
 def test_normalized_lets_harness_errors_through_every_kind_of_function() -> None:
@@ -827,7 +829,7 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
     import warnings
     import weakref
 
-    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # a cache with room, as in a fresh process
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})  # a cache with room, as in a fresh process
     body = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
     client = wrap(openai_client(lambda request: (200, body, "application/json")))
     alive: list[weakref.ref[Marker]] = []
@@ -851,7 +853,7 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
     gc.collect()
     assert sum(ref() is not None for ref in alive) == 0
     if warns:
-        assert len(_wrap._AS_CALLER) == 50  # the copies stay, holding no namespace
+        assert len(_caller_line._AS_CALLER) == 50  # the copies stay, holding no namespace
 
 
 # -- drop-ins as the vendor raised them, results as the SDK returned them (issue 24) -----------
@@ -1175,7 +1177,7 @@ def test_a_stream_watched_twice_is_watched_once() -> None:
     stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
     options = _wrap._Options(None, True, stream, generating=True)
     watcher = stream._iterator
-    assert _wrap._watch_in_place(stream, options, None, None)
+    assert _wrap_streams._watch_in_place(stream, options, None, None)
     assert stream._iterator is watcher  # not a second watcher around the first
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)
