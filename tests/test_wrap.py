@@ -856,6 +856,64 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
         assert len(_caller_line._AS_CALLER) == 50  # the copies stay, holding no namespace
 
 
+EMPTY_LIST = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
+
+
+def empty_list(request: Any) -> tuple[int, bytes, str]:
+    """An empty page of any list."""
+    return 200, EMPTY_LIST, "application/json"
+
+
+def test_the_caller_line_copies_keep_no_caller_code_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy of a calling line is kept by file name and line, never by the caller's code
+    object: a step's code, whose constants hold the key the step was given, is freed with the
+    step. Its reference count after a wrapped call is what an unwrapped call leaves."""
+    import gc
+    import sys
+
+    source = "key = 'sk-live-0123456789abcdef01234567'\npage = client.models.list()\n"
+    code = compile(source, "agent_step.py", "exec")
+    exec(code, {"client": openai_client(empty_list)})  # what running the step leaves (tracers)
+    gc.collect()
+    before = sys.getrefcount(code)
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})
+    namespace: dict[str, Any] = {"client": wrap(openai_client(empty_list))}
+    exec(code, namespace)
+    assert namespace["page"].data == []
+    del namespace
+    gc.collect()
+    assert sys.getrefcount(code) == before
+    assert list(_caller_line._AS_CALLER) == [("agent_step.py", 2)]  # the copy is kept
+
+
+def test_a_step_run_again_in_a_fresh_namespace_warns_again_as_without_wrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A code agent runs the same step (same source, same file name) three times, each in a
+    fresh namespace, calling a deprecated method (openai's ``beta.assistants.list``): each run
+    warns, as without ``wrap()``, under the filters' "default" action (once per line per
+    module registry). The copy made for the first run's namespace records warnings in that
+    namespace's registry, so it does not serve the next run."""
+    import warnings
+
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})
+    source = "import json\npage = client.beta.assistants.list()\n"
+
+    def runs(client: Any) -> list[tuple[str, int]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            for _ in range(3):
+                namespace = {"client": client, "__name__": "agent_step"}
+                exec(compile(source, "agent_step.py", "exec"), namespace)
+        return [
+            (w.filename, w.lineno) for w in caught if issubclass(w.category, DeprecationWarning)
+        ]
+
+    plain = runs(openai_client(empty_list))
+    assert plain in ([], [("agent_step.py", 2)] * 3)  # older openai lines do not warn
+    assert runs(wrap(openai_client(empty_list))) == plain
+
+
 # -- drop-ins as the vendor raised them, results as the SDK returned them (issue 24) -----------
 
 
