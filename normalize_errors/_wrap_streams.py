@@ -237,7 +237,8 @@ def _is_watched(inner: Any) -> bool:
 
 def _watched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
     """The chunks of ``inner`` (the generator of the stream ``stream`` refers to), its errors
-    typed, the end checked."""
+    typed, the end checked. Closing this generator closes ``inner`` at once, as ``yield from``
+    would: the SDK closes a stream's ``_iterator`` to stop it (anthropic's tool runner)."""
     while True:
         try:
             chunk = next(inner)
@@ -248,7 +249,11 @@ def _watched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
             if failure is exc:
                 raise
         else:
-            yield watch.kept(chunk)
+            try:
+                yield watch.kept(chunk)
+            except GeneratorExit:
+                inner.close()
+                raise
             continue
         raise failure
     err = watch.ended(stream())
@@ -257,7 +262,9 @@ def _watched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
 
 
 async def _awatched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
-    """The asynchronous twin of ``_watched``."""
+    """The asynchronous twin of ``_watched``. Closing it closes ``inner`` before ``aclose()``
+    returns (left to itself, a dropped async generator is closed later, when the event loop
+    gets round to finalising it)."""
     while True:
         try:
             chunk = await inner.__anext__()
@@ -268,7 +275,11 @@ async def _awatched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
             if failure is exc:
                 raise
         else:
-            yield watch.kept(chunk)
+            try:
+                yield watch.kept(chunk)
+            except GeneratorExit:
+                await inner.aclose()
+                raise
             continue
         raise failure
     err = watch.ended(stream())
