@@ -68,9 +68,10 @@ NEW_OBJECT = (
     " is built from it (same class, members, cause and traceback), not the same object"
 )
 SUBCLASS = (
-    "a drop-in's class is a subclass of the vendor's: the test asserts `type(err) is"
-    " APIConnectionError` (APITimeoutError, AnthropicError); isinstance and except hold, and"
-    " the cause, message and attempts it checks next are the vendor's"
+    "a drop-in's class is a subclass of the vendor's: the test asserts that `type(err)` is the"
+    " vendor's class (APIConnectionError, APITimeoutError, AnthropicError, a status or error-code"
+    " class); isinstance and except hold, and what it checks next (cause, message, attempts,"
+    " status) is the vendor's"
 )
 REDACTED = (
     "str(err) is redacted: the SDK's message names `api_key=` and `auth_token=` in backticks,"
@@ -92,6 +93,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "tests/test_streaming.py::TestAsync::test_failed_read_raises_connection_error[": SUBCLASS,
         "tests/lib/test_credentials.py::TestAnthropicCredentials"
         "::test_duck_typed_token_is_rejected": SUBCLASS,
+        "tests/lib/test_bedrock.py::test_status_error_class[": SUBCLASS,
+        "tests/lib/test_bedrock.py::test_stream_raises_api_error_for_error_frame[": SUBCLASS,
+        "tests/lib/test_bedrock_mantle.py::TestStatusErrors::test_status_error_class[": SUBCLASS,
+        "tests/lib/test_vertex.py::TestAnthropicVertex::test_status_error_class[": SUBCLASS,
+        "tests/lib/test_vertex.py::TestAsyncAnthropicVertex::test_status_error_class[": SUBCLASS,
         "tests/lib/test_credentials.py::TestCredentialPrecedence"
         "::test_two_passed_credentials_raise[": REDACTED,
     },

@@ -29,11 +29,25 @@ import pytest
 
 CLIENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openai": ("openai", ("OpenAI", "AsyncOpenAI")),
-    "anthropic": ("anthropic", ("Anthropic", "AsyncAnthropic")),
+    "anthropic": (
+        "anthropic",
+        (
+            "Anthropic",
+            "AsyncAnthropic",
+            "AnthropicBedrock",
+            "AsyncAnthropicBedrock",
+            "AnthropicBedrockMantle",
+            "AsyncAnthropicBedrockMantle",
+            "AnthropicVertex",
+            "AsyncAnthropicVertex",
+        ),
+    ),
     "google-genai": ("google.genai", ("Client",)),
 }
 """Per SDK (its distribution name): its module and the client classes whose instances the
-tests use (subclasses such as ``AzureOpenAI`` inherit the ``__new__`` given to their base)."""
+tests use (subclasses such as ``AzureOpenAI`` and ``AnthropicAWS`` inherit the ``__new__``
+given to their base; anthropic's Bedrock, Bedrock Mantle and Vertex clients have bases of
+their own)."""
 
 _OUTCOMES: dict[str, str] = {}
 _WRAPPED = {"built": 0, "reported": 0, "total": 0}
