@@ -42,8 +42,21 @@ SUITES: dict[str, dict[str, list[str]]] = {
         ],
         "options": ["-o", "addopts=--tb=line"],
     },
+    # the client, its streams, middleware, telemetry, responses and error classes, and the
+    # helpers of tests/lib (tools, threads, environments, credentials, Bedrock, Vertex...); the
+    # generated tests/api_resources need a mock server (Prism) that this run does not start
     "anthropic": {
-        "paths": ["tests/test_client.py", "tests/test_streaming.py", "tests/lib"],
+        "paths": [
+            "tests/test_client.py",
+            "tests/test_streaming.py",
+            "tests/test_middleware.py",
+            "tests/test_open_telemetry.py",
+            "tests/test_response.py",
+            "tests/test_error_classes.py",
+            "tests/test_exceptions.py",
+            "tests/test_tracing.py",
+            "tests/lib",
+        ],
         "options": ["-o", "addopts=--tb=line -p tests._alias_httpx"],
     },
     # google-genai ships its tests inside the package; these run offline (the rest replay
