@@ -361,7 +361,8 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
     }
 
     # The proxy's own cost per chunk, without SSE parsing: iterate prebuilt chunks.
-    from normalize_errors._wrap import _Options, _Stream
+    from normalize_errors._wrap import _Options
+    from normalize_errors._wrap_streams import _Stream
 
     items = [Chunk() for _ in range(100_000)]
 

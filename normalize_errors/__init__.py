@@ -76,9 +76,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._normalized import normalized
     from ._rules import Rule, rule
     from ._types import Advice, Limit, Location, Origin
-    from ._wrap import normalized, wrap
+    from ._wrap import wrap
 
 __all__ = [
     "CATEGORIES",
@@ -167,10 +168,14 @@ def __getattr__(name: str) -> Any:
     # Loaded on first use: wrap() needs inspect and the adapters' registry, rule() the rule
     # tables' machinery (dataclasses, json), the four member types typing: a plain import
     # pays for none of them.
-    if name in ("wrap", "normalized"):
-        from . import _wrap
+    if name == "wrap":
+        from ._wrap import wrap
 
-        return _exported(getattr(_wrap, name))
+        return _exported(wrap)
+    if name == "normalized":
+        from ._normalized import normalized
+
+        return _exported(normalized)
     if name in ("rule", "Rule"):  # they need re: loaded on first use
         from . import _rules
 

@@ -1,4 +1,4 @@
-"""``wrap(client)``: the same client, raising typed harness errors; and ``normalized()``.
+"""``wrap(client)``: the same client, raising typed harness errors.
 
 A wrapped client is a transparent proxy. Attribute access reaches the real client;
 resources (``client.chat.completions``, ``client.messages``, ``client.models``,
@@ -26,15 +26,18 @@ wrapped too; every method call runs the real method and:
   inside the stream and, at the end of a generating method's stream, for a failure stop
   reason. The SDKs' own stream objects (openai's and anthropic's ``Stream``, ``AsyncStream``
   and their helpers' streams, subclasses included) are returned themselves, watched in place
-  (see ``_watch_in_place``); other iterables are proxied. Only a generating method's stream
+  (see ``_wrap_streams``); other iterables are proxied. Only a generating method's stream
   (checked, the default) keeps its chunks: the end-of-stream check folds them all, and an
   error raised in or at the end of such a stream carries them as ``chunks``. Every other
   stream (bytes, text, lines, a file's content) keeps nothing: its chunks pass through, and
   its errors have no ``chunks``.
 
+Streams are watched by ``_wrap_streams``; a call runs from a copy of a one-line function
+that carries the caller's line (``_caller_line``); ``normalized()`` is ``_normalized``.
+
 A typed error's ``max_attempts`` follows the client's ``max_retries`` at the time of the
 failure (``wrapped.max_retries = 2`` is seen by the next call). Warnings the SDK issues
-during a call name the caller's line, as without ``wrap()`` (see ``_as_caller``).
+during a call name the caller's line, as without ``wrap()`` (see ``_caller_line``).
 
 ``isinstance(wrapped, openai.OpenAI)`` holds. Only ``Exception`` subclasses are converted:
 cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through untouched.
@@ -42,32 +45,27 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 
 from __future__ import annotations
 
-import collections
 import copy
 import dataclasses
 import functools
 import inspect
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from enum import Enum
-from types import CodeType, FrameType, FunctionType
-from typing import Any, Final, TypeVar, cast, overload
+from typing import Any, Final, TypeVar, cast
 
 from . import _facade
+from ._caller_line import _as_caller
 from ._dropin import dropin_class, make_dropin
 from ._exceptions import HarnessError
-from ._http_wire import stream_error
 from ._safe_read import module_of
 from .providers import PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
-__all__ = ["normalized", "typed_error", "wrap"]
+__all__ = ["typed_error", "wrap"]
 
 _T = TypeVar("_T")
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-_SNAPSHOTS: Final = ("current_message_snapshot", "current_completion_snapshot")
 
 
 def typed_error(
@@ -366,14 +364,14 @@ def _after(
         return value
     if kind == _MODEL:
         return _checked(value, options, tools)
-    if kind == _STREAM:
+    if kind in (_STREAM, _ASTREAM):
+        # a wrapped stream is a proxy (``_wrap_streams`` imports this module): imported here
+        from ._wrap_streams import _AsyncStream, _Stream, _watch_in_place
+
         if _watch_in_place(value, options, tools, owner):
             return value
-        return _Stream._ne_make(value, options, tools, owner)
-    if kind == _ASTREAM:
-        if _watch_in_place(value, options, tools, owner):
-            return value
-        return _AsyncStream._ne_make(value, options, tools, owner)
+        made = _Stream if kind == _STREAM else _AsyncStream
+        return made._ne_make(value, options, tools, owner)
     if kind == _PAGE:
         _checked(value, options, tools)
     module = getattr(type(value), "__module__", "") or ""
@@ -429,6 +427,8 @@ def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: A
     ``stream`` (ConverseStream, InvokeModelWithResponseStream) wrapped in place."""
     stream = value.get("stream", value.get("body"))
     if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, _DATA):
+        from ._wrap_streams import _Stream
+
         key = "stream" if "stream" in value else "body"
         value[key] = _Stream._ne_make(stream, options, tools, owner)
         return value
@@ -598,9 +598,13 @@ class _Proxy:
         return await self._ne_target.__aexit__(*exc_info)
 
     def __iter__(self) -> Any:
+        from ._wrap_streams import _Stream
+
         return _Stream._ne_make(iter(self._ne_target), self._ne_options, None, self._ne_target)
 
     def __aiter__(self) -> Any:
+        from ._wrap_streams import _AsyncStream
+
         target = self._ne_target
         return _AsyncStream._ne_make(target.__aiter__(), self._ne_options, None, target)
 
@@ -633,58 +637,6 @@ def _tools(kwargs: dict[str, Any]) -> Any:
         return None if iter(tools) is tools else tools
     except Exception:  # not iterable: offered_names makes nothing of it either
         return tools
-
-
-def _invoke(method: Any, args: Any, kwargs: Any) -> Any:
-    return method(*args, **kwargs)
-
-
-_INVOKE_LINE: Final = max(line or 0 for _, _, line in _invoke.__code__.co_lines())
-_AS_CALLER: dict[tuple[CodeType, str, int], Callable[[Any, Any, Any], Any]] = {}
-
-
-def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
-    """``_invoke`` as if it were the caller's own line: its module, file and line number.
-
-    An SDK warns with ``stacklevel=2`` (a deprecated model or method) to name the line that
-    called it; under ``wrap()`` that line is the wrapper's, and Python's default filters hide
-    warnings of modules other than ``__main__``. Running the call from a copy of ``_invoke``
-    that carries the caller's globals, file name and line makes the warning read, and be
-    filtered, exactly as without ``wrap()``. One copy per calling line, kept (at most 4096).
-    A copy's globals are only what the warnings machinery reads of the caller's (see
-    ``_caller_globals``), never the caller's namespace itself: a code agent that runs each
-    step in a fresh namespace keeps none of them alive.
-    """
-    line = frame.f_lineno
-    # equal code objects of two files (the same step run under two names) compare equal
-    key = (frame.f_code, frame.f_code.co_filename, line)
-    found = _AS_CALLER.get(key)
-    if found is None:
-        first = line - (_INVOKE_LINE - _invoke.__code__.co_firstlineno)
-        if first < 1:
-            return _invoke
-        code = _invoke.__code__.replace(co_filename=frame.f_code.co_filename, co_firstlineno=first)
-        found = FunctionType(code, _caller_globals(frame.f_globals))
-        if len(_AS_CALLER) < 4096:
-            _AS_CALLER[key] = found
-    return found
-
-
-_CALLER_NAMES: Final = ("__name__", "__spec__", "__loader__", "__file__", "__package__")
-
-
-def _caller_globals(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The globals of a copy of ``_invoke`` for a caller whose globals are ``namespace``.
-
-    A warning names its module from ``__name__`` (the filters match it), finds source lines
-    through ``__spec__``/``__loader__``, and records what it showed in the module's
-    ``__warningregistry__``: that registry is the caller's own (made now if it has none, as
-    the first warning would), so "once per module" and "once per line" hold as without
-    ``wrap()``. Nothing else of the caller's namespace is kept.
-    """
-    kept: dict[str, Any] = {name: namespace[name] for name in _CALLER_NAMES if name in namespace}
-    kept["__warningregistry__"] = namespace.setdefault("__warningregistry__", {})
-    return kept
 
 
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
@@ -750,365 +702,6 @@ async def _awaited(awaitable: Any, options: _Options, tools: Any, owner: Any) ->
     raise failure
 
 
-def _stream_problem(
-    target: Any, owner: Any, chunks: list[Any] | None, options: _Options, tools: Any
-) -> HarnessError | None:
-    """The failure a finished stream means: from its owner's snapshot, else its chunks."""
-    if not options.check or not options.generating:
-        return None
-    from .providers._routing import provider_of_object
-
-    for holder in (target, owner):
-        for attr in _SNAPSHOTS:
-            try:
-                snapshot = getattr(holder, attr, None) if holder is not None else None
-            except Exception:  # a snapshot property of a stream that never started
-                snapshot = None
-            if snapshot is not None:
-                found = _facade.diagnose(snapshot, provider=options.provider, tools=tools)
-                return _selected(found, options)
-    name = options.provider or provider_of_object(owner if owner is not None else target)
-    # Only an SDK resource's method is generating, and its module names the provider.
-    if name is None and chunks:  # pragma: no cover
-        name = provider_of_object(chunks[-1])
-    if name is None or not chunks:
-        return None
-    return _selected(_facade.diagnose_stream(chunks, provider=name, tools=tools), options)
-
-
-def _selected(err: HarnessError | None, options: _Options) -> HarnessError | None:
-    if err is None or (options.codes is not None and err.problem.code not in options.codes):
-        return None
-    return err
-
-
-class _Watch:
-    """What a watched stream keeps: the tools offered, who made it and, for a checked
-    generating stream only, the chunks so far (``None`` for every other stream: a byte,
-    text or line stream holds none of what it yielded) and what ``_Tap`` saw of the events
-    the SDK decoded (see ``saw``)."""
-
-    __slots__ = ("__weakref__", "chunks", "done", "frame", "options", "owner", "passed", "tools")
-
-    def __init__(self, options: _Options, tools: Any, owner: Any) -> None:
-        self.options = options
-        self.tools = tools
-        self.owner = owner
-        self.chunks: list[Any] | None = [] if options.check and options.generating else None
-        self.done = False
-        self.frame: str | None = None
-        """The first error event the SDK decoded, as SSE text."""
-        self.passed: collections.deque[str] | None = None
-        """The data of the last events decoded while the SDK had yielded no chunk."""
-
-    def kept(self, chunk: Any) -> Any:
-        if self.chunks is not None:
-            self.chunks.append(chunk)
-            self.passed = None
-        return chunk
-
-    def saw(self, event: Any) -> None:
-        """An event the SDK's SSE decoder gave its stream, before the SDK read it.
-
-        Kept: the first error event (a data line whose JSON is an error object), and while
-        the SDK has yielded no chunk the data of the last ``_PASSED`` events. An SDK skips
-        events it does not expect (anthropic's reads only events named by an ``event:`` line,
-        as relays that send bare ``data:`` lines do not name theirs): what it passed over is
-        read at the end of the stream (``passed_over``). Each event costs a look for the word
-        ``error``; nothing is kept once a chunk has come."""
-        data = getattr(event, "data", None)
-        if not isinstance(data, str):
-            return
-        if self.frame is None and "error" in data:
-            text = _sse(data, getattr(event, "event", None))
-            if stream_error(text) is not None:
-                self.frame = text
-        if self.chunks is not None and not self.chunks:
-            if self.passed is None:
-                self.passed = collections.deque(maxlen=_PASSED)
-            self.passed.append(data)
-
-    def passed_over(self, target: Any) -> HarnessError | None:
-        """The failure in events the SDK decoded but did not raise or yield: an error event
-        (read as ``from_response`` reads it in a 2xx stream), else, when the SDK yielded
-        nothing, the final stop reason of the events it passed over."""
-        from .providers._routing import provider_of_object
-
-        options = self.options
-        if self.frame is not None:
-            headers = {"content-type": "text/event-stream"}
-            err = _facade.from_response(200, headers, self.frame, provider=options.provider)
-            if err.upstream.get("in_stream"):
-                return _selected(err, options)
-        if not self.passed or self.chunks:
-            return None
-        name = options.provider or provider_of_object(
-            self.owner if self.owner is not None else target
-        )
-        events = "".join(_sse(data) for data in self.passed)
-        found = _facade.diagnose_stream(events, provider=name, tools=self.tools)
-        return _selected(found, options)
-
-    def ended(self, target: Any) -> HarnessError | None:
-        """The failure the end of the stream means, the first time it ends."""
-        if self.done:
-            return None
-        self.done = True
-        err = _stream_problem(target, self.owner, self.chunks, self.options, self.tools)
-        if err is None and self.chunks is not None:
-            err = self.passed_over(target)
-        if err is not None:
-            err.chunks = self.chunks
-        return err
-
-
-def _sse(data: str, name: str | None = None) -> str:
-    """An event as server-sent event text: its ``event:`` line and one ``data:`` line per
-    line of its data."""
-    head = f"event: {name}\n" if name else ""
-    return head + "".join(f"data: {line}\n" for line in data.split("\n")) + "\n"
-
-
-_PASSED: Final = 64
-"""How many events passed over before the first chunk a watch keeps (the last ones): a
-stream's final stop reason is in its last events."""
-
-
-class _Tap:
-    """An SDK stream's SSE decoder (``_decoder`` of openai's and anthropic's streams), seen
-    through: every event it decodes goes to the watch (``_Watch.saw``), then to the SDK. The
-    watch is held weakly: a stream read to its end keeps none of its chunks."""
-
-    __slots__ = ("_ne_decoder", "_ne_watch")
-
-    def __init__(self, decoder: Any, watch: _Watch) -> None:
-        self._ne_decoder = decoder
-        self._ne_watch = weakref.ref(watch)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ne_decoder, name)
-
-    def iter_bytes(self, iterator: Any) -> Any:
-        held = self._ne_watch
-        for event in self._ne_decoder.iter_bytes(iterator):
-            watch = held()
-            if watch is not None:
-                watch.saw(event)
-            yield event
-
-    async def aiter_bytes(self, iterator: Any) -> Any:
-        held = self._ne_watch
-        async for event in self._ne_decoder.aiter_bytes(iterator):
-            watch = held()
-            if watch is not None:
-                watch.saw(event)
-            yield event
-
-
-def _tap(stream: Any, watch: _Watch) -> None:
-    """Put a ``_Tap`` on the decoder of ``stream`` (or of the raw stream a helper's stream
-    reads, anthropic's ``MessageStream``) before its iteration starts: the SDK's generator
-    looks its decoder up when it starts, and anthropic's iterates a copy of the stream made
-    on first use, which takes the tap with it. Only a checked generating stream is tapped."""
-    if watch.chunks is None:
-        return
-    raw = vars(stream).get("_raw_stream", stream)
-    decoder = getattr(raw, "__dict__", {}).get("_decoder")
-    if decoder is None or isinstance(decoder, _Tap) or not hasattr(decoder, "iter_bytes"):
-        return
-    raw._decoder = _Tap(decoder, watch)
-
-
-def _watch_in_place(stream: Any, options: _Options, tools: Any, owner: Any) -> bool:
-    """Watch an SDK stream (openai's and anthropic's ``Stream``, ``AsyncStream`` and their
-    helpers' streams) in place: its iteration runs through the generator in its own
-    ``_iterator``, which is replaced by one yielding the same chunks and typing its errors,
-    and the events its decoder gives it pass a ``_Tap``. The stream stays the SDK's object:
-    ``type()``, ``next()``, a subclass's methods and every member are its own. ``False``
-    for a stream of any other shape (then it is proxied)."""
-    inner = vars(stream).get("_iterator") if hasattr(stream, "__dict__") else None
-    if _is_watched(inner):
-        return True  # watched already (the same stream read twice)
-    # anthropic 2.16 makes it on first use, on a copy of the stream (so that a subclass's
-    # ``__init__`` has run): it is made below, once the tap is on the decoder the copy takes
-    lazy = inner is None and isinstance(
-        inspect.getattr_static(type(stream), "_iterator", None), functools.cached_property
-    )
-    if not (lazy or inspect.isgenerator(inner) or inspect.isasyncgen(inner)):
-        return False
-    # The generator holds the stream weakly: a strong reference would make a cycle (stream,
-    # its ``_iterator``, the generator's frame), and a dropped stream would wait for the garbage
-    # collector to close its response (anthropic 2.16 iterates a copy of itself for this reason).
-    try:
-        held = weakref.ref(stream)
-    except TypeError:  # pragma: no cover - an SDK stream with __dict__ takes weak references
-        return False
-    watch = _Watch(options, tools, owner)
-    _tap(stream, watch)
-    if lazy:
-        inner = stream._iterator  # a generator that has not started reads nothing
-    if inspect.isasyncgen(inner):
-        stream._iterator = _awatched(held, inner, watch)
-    else:
-        stream._iterator = _watched(held, inner, watch)
-    return True
-
-
-def _is_watched(inner: Any) -> bool:
-    """Whether ``inner`` is the generator ``_watch_in_place`` put in a stream."""
-    code = getattr(inner, "gi_code", None) or getattr(inner, "ag_code", None)
-    return code is _watched.__code__ or code is _awatched.__code__
-
-
-def _watched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
-    """The chunks of ``inner`` (the generator of the stream ``stream`` refers to), its errors
-    typed, the end checked."""
-    while True:
-        try:
-            chunk = next(inner)
-        except StopIteration:
-            break
-        except Exception as exc:
-            failure = _fail(exc, watch.options, watch.chunks)
-            if failure is exc:
-                raise
-        else:
-            yield watch.kept(chunk)
-            continue
-        raise failure
-    err = watch.ended(stream())
-    if err is not None:
-        raise err
-
-
-async def _awatched(stream: weakref.ref[Any], inner: Any, watch: _Watch) -> Any:
-    """The asynchronous twin of ``_watched``."""
-    while True:
-        try:
-            chunk = await inner.__anext__()
-        except StopAsyncIteration:
-            break
-        except Exception as exc:
-            failure = _fail(exc, watch.options, watch.chunks)
-            if failure is exc:
-                raise
-        else:
-            yield watch.kept(chunk)
-            continue
-        raise failure
-    err = watch.ended(stream())
-    if err is not None:
-        raise err
-
-
-class _StreamState(_Proxy):
-    """A proxied stream (a generator, or an object whose iteration the wrapper cannot watch
-    in place) and its ``_Watch``."""
-
-    __slots__ = ("_ne_iter", "_ne_watch")
-
-    @classmethod
-    def _ne_make(cls, target: Any, options: _Options, tools: Any = None, owner: Any = None) -> Any:
-        proxy = super()._ne_make(target, options)
-        object.__setattr__(proxy, "_ne_watch", _Watch(options, tools, owner))
-        object.__setattr__(proxy, "_ne_iter", None)
-        return proxy
-
-    @property
-    def _ne_chunks(self) -> list[Any] | None:
-        chunks: list[Any] | None = self._ne_watch.chunks
-        return chunks
-
-
-class _Stream(_StreamState):
-    """A wrapped synchronous stream: same chunks, typed errors, a stop-reason check at the end."""
-
-    __slots__ = ()
-
-    def __iter__(self) -> _Stream:
-        return self
-
-    def __next__(self) -> Any:
-        watch: _Watch = self._ne_watch
-        iterator = self._ne_iter
-        if iterator is None:
-            # iter() of a generator or an SDK stream (its __iter__ is a generator) cannot fail
-            iterator = iter(self._ne_target)
-            object.__setattr__(self, "_ne_iter", iterator)
-        try:
-            chunk = next(iterator)
-        except StopIteration:
-            err = watch.ended(self._ne_target)
-            if err is None:
-                raise
-        except Exception as exc:
-            failure = _fail(exc, watch.options, watch.chunks)
-            if failure is exc:
-                raise
-            err = None
-        else:
-            return watch.kept(chunk)
-        if err is not None:
-            raise err
-        raise failure
-
-    def __enter__(self) -> Any:
-        enter = getattr(self._ne_target, "__enter__", None)
-        # A generator stream has no __enter__ (no code that runs unwrapped enters one), and
-        # the SDK streams' __enter__ returns the stream: it has nothing to fail on.
-        if enter is not None:  # pragma: no branch
-            enter()
-        return self
-
-    def __exit__(self, *exc_info: Any) -> Any:
-        leave = getattr(self._ne_target, "__exit__", None)
-        return None if leave is None else leave(*exc_info)
-
-
-class _AsyncStream(_StreamState):
-    """A wrapped asynchronous stream, the twin of ``_Stream``."""
-
-    __slots__ = ()
-
-    def __aiter__(self) -> _AsyncStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        watch: _Watch = self._ne_watch
-        iterator = self._ne_iter
-        if iterator is None:
-            # the SDKs' __aiter__ are async generators (or return self): they cannot fail
-            iterator = self._ne_target.__aiter__()
-            object.__setattr__(self, "_ne_iter", iterator)
-        try:
-            chunk = await iterator.__anext__()
-        except StopAsyncIteration:
-            err = watch.ended(self._ne_target)
-            if err is None:
-                raise
-        except Exception as exc:
-            failure = _fail(exc, watch.options, watch.chunks)
-            if failure is exc:
-                raise
-            err = None
-        else:
-            return watch.kept(chunk)
-        if err is not None:
-            raise err
-        raise failure
-
-    async def __aenter__(self) -> Any:
-        enter = getattr(self._ne_target, "__aenter__", None)
-        # as in _Stream.__enter__: no code enters an async generator; the SDKs' return self
-        if enter is not None:  # pragma: no branch
-            await enter()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        leave = getattr(self._ne_target, "__aexit__", None)
-        return None if leave is None else await leave(*exc_info)
-
-
 def wrap(
     client: _T,
     *,
@@ -1145,18 +738,6 @@ def wrap(
     return cast("_T", _Proxy._ne_make(client, options))
 
 
-def _generating_method(func: Any) -> bool:
-    """Whether ``func`` is an SDK's generating method (bound), whose text result is no answer."""
-    owner = getattr(func, "__self__", None)
-    name = getattr(func, "__name__", None)
-    if owner is None or not isinstance(name, str):
-        return False
-    try:
-        return generates(owner, name)
-    except Exception:  # an odd owner: not an SDK resource
-        return False
-
-
 def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
     """The error for text an SDK's generating call returned (the caller raises it)."""
     from ._not_answers import not_an_answer, provider_of
@@ -1164,180 +745,3 @@ def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> Har
     err = not_an_answer(result, provider or provider_of(owner))
     err.result = result
     return err
-
-
-def _typed(exc: Exception, provider: str | None, dropin: bool, model_output: bool) -> HarnessError:
-    """``typed_error(exc)``, ready to raise: a drop-in carries ``exc``'s own chain and
-    frames, a plain error has ``exc`` as its cause. Raise it outside the ``except`` clause,
-    which would make ``exc`` its ``__context__``."""
-    err = typed_error(exc, provider=provider, dropin=dropin, model_output=model_output)
-    if err.problem is err:
-        err.__cause__ = exc
-    return err
-
-
-class _Normalizer:
-    """``normalized()``: a context manager and decorator that types exceptions."""
-
-    def __init__(self, provider: str | None, dropin: bool, model_output: bool = False) -> None:
-        self.provider = provider
-        self.dropin = dropin
-        self.model_output = model_output
-
-    def __enter__(self) -> _Normalizer:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        # raised while ``exc`` is handled: ``exc`` becomes its __context__ (shown only when
-        # the vendor's exception had no cause and did not suppress its context)
-        if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
-            raise _typed(exc, self.provider, self.dropin, self.model_output)
-
-    async def __aenter__(self) -> _Normalizer:
-        return self
-
-    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        self.__exit__(exc_type, exc, tb)
-
-    async def _awaited(self, call: Callable[[], Any], sdk_call: bool, func: Any) -> Any:
-        """The awaited result of ``call()``, its failures typed; text from an SDK's
-        generating method (``sdk_call``) raises as no answer.
-
-        Serves ``async def`` functions and the plain functions that return a coroutine: the
-        async methods of the openai and anthropic SDKs are of that kind (a decorator wraps
-        them), so their failures happen while the coroutine is awaited.
-        """
-        try:
-            result = await call()
-        except HarnessError:
-            raise
-        except Exception as exc:
-            err: HarnessError | None = _typed(exc, self.provider, self.dropin, self.model_output)
-        else:
-            err = None
-        if err is not None:
-            raise err
-        if sdk_call and isinstance(result, (str, bytes)):
-            raise _not_an_answer(result, self.provider, getattr(func, "__self__", None))
-        return result
-
-    def __call__(self, func: _F) -> _F:
-        provider, dropin, model_output = self.provider, self.dropin, self.model_output
-        if inspect.isgeneratorfunction(func):
-
-            @functools.wraps(func)
-            def generate(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    return (yield from func(*args, **kwargs))
-                except HarnessError:
-                    raise
-                except Exception as exc:
-                    err = _typed(exc, provider, dropin, model_output)
-                raise err
-
-            return cast("_F", generate)
-        if inspect.isasyncgenfunction(func):
-
-            @functools.wraps(func)
-            async def agenerate(*args: Any, **kwargs: Any) -> Any:
-                # What ``yield from`` does for the generator above: a value sent and an
-                # exception thrown in (``@asynccontextmanager``'s) reach the inner
-                # generator, and closing this one closes it.
-                inner = func(*args, **kwargs)
-                step = inner.__anext__()
-                while True:
-                    try:
-                        item = await _typed_step(step, provider, dropin, model_output)
-                    except StopAsyncIteration:
-                        return
-                    try:
-                        sent = yield item
-                    except GeneratorExit:
-                        await _typed_step(inner.aclose(), provider, dropin, model_output)
-                        raise
-                    except BaseException as thrown:
-                        step = inner.athrow(thrown)
-                    else:
-                        step = inner.asend(sent)
-
-            return cast("_F", agenerate)
-        sdk_call = _generating_method(func)
-        if inspect.iscoroutinefunction(func):
-
-            @functools.wraps(func)
-            async def arun(*args: Any, **kwargs: Any) -> Any:
-                return await self._awaited(functools.partial(func, *args, **kwargs), sdk_call, func)
-
-            return cast("_F", arun)
-
-        @functools.wraps(func)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = func(*args, **kwargs)
-            except HarnessError:
-                raise
-            except Exception as exc:
-                err: HarnessError | None = _typed(exc, provider, dropin, model_output)
-            else:
-                err = None
-            if err is not None:
-                raise err
-            if inspect.iscoroutine(result):  # an async SDK method is a plain function
-                return self._awaited(lambda: result, sdk_call, func)
-            if sdk_call and isinstance(result, (str, bytes)):
-                raise _not_an_answer(result, provider, getattr(func, "__self__", None))
-            return result
-
-        return cast("_F", run)
-
-
-async def _typed_step(
-    step: Awaitable[Any], provider: str | None, dropin: bool, model_output: bool
-) -> Any:
-    """``await step`` (a step of an async generator), its failures typed; its end
-    (``StopAsyncIteration``), cancellation and harness errors pass through."""
-    try:
-        return await step
-    except (StopAsyncIteration, HarnessError):
-        raise
-    except Exception as exc:
-        err = _typed(exc, provider, dropin, model_output)
-    raise err
-
-
-@overload
-def normalized(
-    func: _F, *, provider: str | None = None, dropin: bool = True, model_output: bool = False
-) -> _F: ...
-
-
-@overload
-def normalized(
-    func: None = None,
-    *,
-    provider: str | None = None,
-    dropin: bool = True,
-    model_output: bool = False,
-) -> _Normalizer: ...
-
-
-def normalized(
-    func: _F | None = None,
-    *,
-    provider: str | None = None,
-    dropin: bool = True,
-    model_output: bool = False,
-) -> _F | _Normalizer:
-    """Turn exceptions into typed harness errors, as a context manager or a decorator.
-
-    ``with normalized(): ...``, ``async with normalized(): ...``, ``@normalized`` and
-    ``@normalized(provider="openai")`` on plain and ``async`` functions, and on generators
-    and async generators (errors raised while they are iterated are typed too). Errors are
-    drop-in instances (see ``typed_error``), or plain harness errors with
-    ``dropin=False``; cancellation and ``KeyboardInterrupt`` pass
-    through untouched, and a ``HarnessError`` is re-raised as it is. ``model_output=True``
-    says the block parses a model's text: a ``ValidationError`` or ``JSONDecodeError`` raised
-    in it is the model's output error (see ``normalize``).
-    """
-    normalizer = _Normalizer(provider, dropin, model_output)
-    return normalizer if func is None else normalizer(func)

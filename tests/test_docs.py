@@ -158,3 +158,23 @@ def test_generated_pages_are_current() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.stale() == {}
+
+
+def test_the_wrapping_guide_lists_the_vendor_suites_differences() -> None:
+    """Each reason named in ``.ci/vendor_suites.py``'s ``DIFFERENCES`` (its words before the
+    first colon) is a bold item of the wrapping guide's "Differences from the unwrapped
+    client", and each item there is the reason of some named difference."""
+    found = runpy.run_path(str(ROOT / ".ci" / "vendor_suites.py"))
+    reasons = {
+        reason.partition(":")[0].lower()
+        for named in found["DIFFERENCES"].values()
+        for reason in named.values()
+    }
+    guide = (ROOT / "docs" / "guides" / "wrapping.md").read_text()
+    section = guide.partition("### Differences from the unwrapped client")[2].partition("\n#")[0]
+    items = {
+        item.replace("`", "").rstrip(".").lower()
+        for item in re.findall(r"^- \*\*(.+?)\*\*", section, re.M)
+    }
+    assert reasons
+    assert reasons == items

@@ -9,6 +9,7 @@ the other harness members, ``to_dict()``) is compared with the plain harness err
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import pickle
@@ -201,19 +202,79 @@ def test_genai_code_and_status_are_googles() -> None:
     assert err.problem.status in (None, 429)
 
 
+def test_an_anthropic_error_code_class_reads_as_the_vendors() -> None:
+    """The shipped spend-cap 429 (``error.details.error_code`` ``enforced_spend_limit_reached``)
+    replayed through the real client: anthropic 2.5+ raises ``EnforcedSpendLimitReachedError``
+    (a ``RateLimitError``) for it, and the drop-in is one too. Its members read as the
+    vendor's, 2.17's ``error_code``, ``api_message``, ``details`` and ``workspace_id`` among
+    them; ``code`` and ``status``, which anthropic's classes lack, raise ``AttributeError``;
+    the harness view is a spend limit: not retryable, a human's to lift."""
+    anthropic = pytest.importorskip("anthropic")
+    err = run(
+        load(shipped() / "anthropic" / "spend_cap_429_enforced_spend_limit.yaml"), prepare=wrap
+    ).exception
+    assert isinstance(err, HarnessError)
+    raw = err.problem.__cause__
+    assert isinstance(raw, anthropic.RateLimitError)
+    assert is_instance(err, type(raw))
+    error_class = getattr(anthropic, "EnforcedSpendLimitReachedError", None)
+    assert (type(raw) is error_class) == (error_class is not None)
+    vendor_view: Any = err  # type checkers know only the harness side of a drop-in
+    members = ("error_code", "api_message", "details", "workspace_id", "type", "status_code")
+    for name in (*members, "message", "body", "request_id"):
+        assert read(err, name) == read(raw, name), name
+    if hasattr(raw, "error_code"):  # 2.17
+        assert vendor_view.error_code == "enforced_spend_limit_reached"
+        assert vendor_view.details.error_code == "enforced_spend_limit_reached"
+        assert str(err) == str(raw)  # the new format, "... (error_code: ..., path: ...)"
+        assert "path: /v1/messages" in str(err)
+    for name in ("code", "status"):
+        with pytest.raises(AttributeError):
+            getattr(vendor_view, name)
+    assert (err.problem.code, err.retryable, err.advice) == (
+        "upstream.rate_limited",
+        False,
+        "human",
+    )
+    assert err.upstream["code"] == "enforced_spend_limit_reached"
+
+
+def test_the_class_list_holds_every_class_anthropics_factory_raises() -> None:
+    """The classes the member rule is checked over include anthropic's (status, error_code)
+    classes that ``anthropic`` itself does not export (2.17: 118 of 156)."""
+    anthropic = pytest.importorskip("anthropic")
+    listed = {cls for sdk, cls in CLASSES if sdk == "anthropic"}
+    try:
+        table = importlib.import_module("anthropic._error_classes").ERROR_CLASSES
+    except ImportError:
+        table = {}
+    assert set(table.values()) <= listed
+    assert anthropic.RateLimitError in listed
+    if table:
+        assert any(not hasattr(anthropic, cls.__name__) for cls in table.values())
+
+
 # -- every exception class each SDK exports ----------------------------------------------------
 
 
 def exported(module_name: str) -> list[type[BaseException]]:
-    import importlib
-
+    """The exception classes ``module_name`` exports; for anthropic (2.5+) also every class of
+    its ``ERROR_CLASSES``, which the SDK raises for a (status, ``error_code``) pair and exports
+    from its ``anthropic.types`` modules (2.17: 156 classes, 118 of them not in ``anthropic``)."""
     module = importlib.import_module(module_name)
-    found: list[type[BaseException]] = []
+    found: dict[str, type[BaseException]] = {}
     for name in sorted(dir(module)):
         value = getattr(module, name)
         if not name.startswith("_") and isinstance(value, type) and issubclass(value, Exception):
-            found.append(value)
-    return found
+            found[value.__qualname__] = value
+    if module_name == "anthropic":
+        try:
+            table = importlib.import_module("anthropic._error_classes").ERROR_CLASSES
+        except ImportError:  # before 2.5: the status classes only, all exported above
+            table = {}
+        for cls in table.values():
+            found.setdefault(cls.__qualname__, cls)
+    return [found[name] for name in sorted(found)]
 
 
 SDKS = {"openai": "openai", "anthropic": "anthropic", "google": "google.genai.errors"}
@@ -227,8 +288,6 @@ def response_of(sdk: str) -> tuple[Any, Any, Any]:
     if sdk == "anthropic":
         library = http_library("anthropic")
     if sdk in ("httpx", "httpx2"):
-        import importlib
-
         library = importlib.import_module(sdk)
     cassette = {
         "openai": ("openai", "insufficient_quota_429"),

@@ -158,7 +158,7 @@ def test_an_unnamed_error_event_after_named_events_is_raised_at_the_end() -> Non
 def test_the_watch_keeps_no_passed_over_event_once_a_chunk_has_come() -> None:
     """Only the events before the first chunk are kept (the last 64 of them), and nothing
     when the client does not check: ``wrap(check=False)`` reads the stream as the SDK does."""
-    from normalize_errors import _wrap
+    from normalize_errors import _wrap_streams
 
     _, _, recorded_body = recorded("anthropic", "stream_max_tokens")
     stream = wrap(anthropic_over(recorded_body)).messages.create(
@@ -167,7 +167,7 @@ def test_the_watch_keeps_no_passed_over_event_once_a_chunk_has_come() -> None:
     first = next(iter(stream))
     assert first.type == "message_start"
     watch = stream._iterator.gi_frame.f_locals["watch"]  # the wrapper's own generator
-    assert isinstance(watch, _wrap._Watch)
+    assert isinstance(watch, _wrap_streams._Watch)
     assert watch.passed is None
     unchecked = wrap(
         anthropic_over(corpus_body("sub2api-stream-error-frame-no-event-line")), check=False

@@ -26,7 +26,9 @@ from normalize_errors import (
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
+    _caller_line,
     _wrap,
+    _wrap_streams,
     normalize,
     normalized,
     wrap,
@@ -587,13 +589,13 @@ def test_a_wrapped_call_from_any_line_of_any_file_runs(monkeypatch: pytest.Monke
     first = "result = client.chat.completions.create(model='m', messages=MESSAGES)"
     exec(compile(first, "first_line.py", "exec"), scope)
     assert scope["result"].choices[0].message.content == "Hi"
-    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # leave the shared cache as it was
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})  # leave the shared cache as it was
     box = wrap(Box())
     many = "\n".join(["found = []"] + ["found.append(box.size())"] * 4100)
     namespace: dict[str, Any] = {"box": box}
     exec(compile(many, "many_lines.py", "exec"), namespace)
     assert namespace["found"] == [2] * 4100
-    assert len(_wrap._AS_CALLER) == 4096
+    assert len(_caller_line._AS_CALLER) == 4096
 
 
 def test_normalized_lets_harness_errors_through_every_kind_of_function() -> None:
@@ -827,7 +829,7 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
     import warnings
     import weakref
 
-    monkeypatch.setattr(_wrap, "_AS_CALLER", {})  # a cache with room, as in a fresh process
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})  # a cache with room, as in a fresh process
     body = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
     client = wrap(openai_client(lambda request: (200, body, "application/json")))
     alive: list[weakref.ref[Marker]] = []
@@ -851,7 +853,65 @@ def test_calls_from_fresh_namespaces_keep_none_of_them_alive(
     gc.collect()
     assert sum(ref() is not None for ref in alive) == 0
     if warns:
-        assert len(_wrap._AS_CALLER) == 50  # the copies stay, holding no namespace
+        assert len(_caller_line._AS_CALLER) == 50  # the copies stay, holding no namespace
+
+
+EMPTY_LIST = json.dumps({"object": "list", "data": [], "has_more": False}).encode()
+
+
+def empty_list(request: Any) -> tuple[int, bytes, str]:
+    """An empty page of any list."""
+    return 200, EMPTY_LIST, "application/json"
+
+
+def test_the_caller_line_copies_keep_no_caller_code_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy of a calling line is kept by file name and line, never by the caller's code
+    object: a step's code, whose constants hold the key the step was given, is freed with the
+    step. Its reference count after a wrapped call is what an unwrapped call leaves."""
+    import gc
+    import sys
+
+    source = "key = 'sk-live-0123456789abcdef01234567'\npage = client.models.list()\n"
+    code = compile(source, "agent_step.py", "exec")
+    exec(code, {"client": openai_client(empty_list)})  # what running the step leaves (tracers)
+    gc.collect()
+    before = sys.getrefcount(code)
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})
+    namespace: dict[str, Any] = {"client": wrap(openai_client(empty_list))}
+    exec(code, namespace)
+    assert namespace["page"].data == []
+    del namespace
+    gc.collect()
+    assert sys.getrefcount(code) == before
+    assert list(_caller_line._AS_CALLER) == [("agent_step.py", 2)]  # the copy is kept
+
+
+def test_a_step_run_again_in_a_fresh_namespace_warns_again_as_without_wrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A code agent runs the same step (same source, same file name) three times, each in a
+    fresh namespace, calling a deprecated method (openai's ``beta.assistants.list``): each run
+    warns, as without ``wrap()``, under the filters' "default" action (once per line per
+    module registry). The copy made for the first run's namespace records warnings in that
+    namespace's registry, so it does not serve the next run."""
+    import warnings
+
+    monkeypatch.setattr(_caller_line, "_AS_CALLER", {})
+    source = "import json\npage = client.beta.assistants.list()\n"
+
+    def runs(client: Any) -> list[tuple[str, int]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            for _ in range(3):
+                namespace = {"client": client, "__name__": "agent_step"}
+                exec(compile(source, "agent_step.py", "exec"), namespace)
+        return [
+            (w.filename, w.lineno) for w in caught if issubclass(w.category, DeprecationWarning)
+        ]
+
+    plain = runs(openai_client(empty_list))
+    assert plain in ([], [("agent_step.py", 2)] * 3)  # older openai lines do not warn
+    assert runs(wrap(openai_client(empty_list))) == plain
 
 
 # -- drop-ins as the vendor raised them, results as the SDK returned them (issue 24) -----------
@@ -1175,7 +1235,7 @@ def test_a_stream_watched_twice_is_watched_once() -> None:
     stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
     options = _wrap._Options(None, True, stream, generating=True)
     watcher = stream._iterator
-    assert _wrap._watch_in_place(stream, options, None, None)
+    assert _wrap_streams._watch_in_place(stream, options, None, None)
     assert stream._iterator is watcher  # not a second watcher around the first
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)

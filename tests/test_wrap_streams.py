@@ -333,3 +333,66 @@ def test_a_stream_read_to_its_end_keeps_no_chunk(sdk: str, mode: str) -> None:
     gc.collect()
     assert watch() is None
     assert stream is not None
+
+
+def closed_runner_closes(wrapped: bool) -> int:
+    """How often the body of a streaming tool runner's first turn is closed by the time
+    ``await runner.close()`` returns, the runner left after its first item (anthropic's
+    ``beta.messages.tool_runner(..., stream=True)``, whose turn holds its response open)."""
+    import anthropic
+
+    http = http_library("anthropic")
+
+    class CountedBody(http.AsyncByteStream):  # type: ignore[misc, name-defined]
+        """The SSE lines, counting how often the body is closed."""
+
+        closes = 0
+
+        async def __aiter__(self) -> Any:
+            for line in ANTHROPIC_EVENTS:
+                yield line
+
+        async def aclose(self) -> None:
+            self.closes += 1
+
+    body = CountedBody()
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    @anthropic.beta_async_tool
+    async def weather(city: str) -> str:
+        """The weather in ``city``."""
+        return "sunny"
+
+    async def run() -> int:
+        client = anthropic.AsyncAnthropic(
+            api_key="sk-ant-test",
+            http_client=http.AsyncClient(transport=http.MockTransport(handler)),
+        )
+        used = wrap(client) if wrapped else client
+        runner = used.beta.messages.tool_runner(
+            model="m",
+            max_tokens=1,
+            tools=[weather],
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+        )
+        async for _ in runner:
+            break
+        await runner.close()
+        return body.closes
+
+    return asyncio.run(run())
+
+
+def test_closing_a_watched_async_tool_runner_closes_its_turn_at_once() -> None:
+    """An async tool runner is watched in place: closing it (``runner.close()``, which
+    closes the generator in its ``_iterator``) closes the SDK's loop inside at once, as the
+    plain runner's close does: its turn's response is closed (and its span ended) before
+    ``close()`` returns, not when the event loop finalises a dropped generator later."""
+    anthropic = pytest.importorskip("anthropic")
+    if not hasattr(anthropic, "beta_async_tool"):
+        pytest.skip(f"anthropic {anthropic.__version__} has no tool runner")
+    assert closed_runner_closes(wrapped=False) == 1
+    assert closed_runner_closes(wrapped=True) == 1

@@ -447,6 +447,11 @@ class Recorder:
         self.seen.append(len(text))
         return self.pattern.finditer(text)
 
+    def sub(self, replacement: str, text: str) -> str:
+        self.seen.append(len(text))
+        result: str = self.pattern.sub(replacement, text)
+        return result
+
 
 @pytest.fixture
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
