@@ -13,8 +13,9 @@ import builtins
 import math
 
 from ._pickling import _ExceptionCopy, _harness_class, _pickle_state, _restore
-from ._redact import Batch, redact, sanitize, utf8_safe
+from ._redact import redact
 from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
+from ._safe_copy import Batch, sanitize, utf8_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

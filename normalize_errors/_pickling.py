@@ -13,7 +13,8 @@ made before.
 
 from __future__ import annotations
 
-from ._redact import MARGIN, MAX_DEPTH, MAX_REDACT, REDACTED, _spans, redact, secret_name
+from ._redact import MARGIN, MAX_REDACT, REDACTED, _spans, redact, secret_name
+from ._safe_copy import MAX_DEPTH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from typing import Any, Final
 
 from ._code_classes import class_for_code
 from ._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES, MEMBERS, HarnessError, ProblemFormatError
-from ._redact import redact, utf8_safe
+from ._redact import redact
 from ._registry import CODE_PATTERN, TYPE_URIS
+from ._safe_copy import utf8_safe
 
 __all__ = ["parse", "parse_json"]
 

@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from normalize_errors import HarnessError, normalize, normalized, redact, wrap
-from normalize_errors._redact import sanitize, secret_name
+from normalize_errors._redact import secret_name
+from normalize_errors._safe_copy import sanitize
 
 from .support import is_instance
 

@@ -29,7 +29,8 @@ from normalize_errors import (
 )
 from normalize_errors import _redact as redaction
 from normalize_errors._http_wire import short
-from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact, sanitize
+from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact
+from normalize_errors._safe_copy import sanitize
 from normalize_errors._wrap import typed_error
 from normalize_errors.replay import load, shipped
 

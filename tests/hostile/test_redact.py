@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
 from normalize_errors._pickling import scrub
-from normalize_errors._redact import MAX_DEPTH, REDACTED, sanitize
+from normalize_errors._redact import REDACTED
+from normalize_errors._safe_copy import MAX_DEPTH, sanitize
 
 from ..support import examples
 

@@ -17,7 +17,8 @@ import vcr
 
 from normalize_errors import HarnessError, _replay_calls, normalize, redact
 from normalize_errors._pickling import scrub
-from normalize_errors._redact import REDACTED, sanitize, secret_name
+from normalize_errors._redact import REDACTED, secret_name
+from normalize_errors._safe_copy import sanitize
 from normalize_errors.replay import load, shipped
 
 # Made up, of the vendors' formats (32 hex digits; Portkey's virtual keys are names+suffix).
