@@ -253,3 +253,14 @@ def test_the_member_types_are_real_types_loaded_on_first_use() -> None:
         "tool_call_id",
         "pointer",
     }
+
+
+def test_no_module_is_over_800_lines() -> None:
+    """Module size follows the domain (issue 23): a module that grows past 800 lines holds
+    more than one job and is split by job, as ``_wrap.py`` and ``_redact.py`` were."""
+    long = {
+        str(path.relative_to(PACKAGE.parent)): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 800
+    }
+    assert long == {}
