@@ -147,6 +147,7 @@ class _Options:
         "generating",
         "http",
         "provider",
+        "reader",
         "sdk",
     )
 
@@ -170,6 +171,9 @@ class _Options:
         library = provider_of_module(getattr(type(client), "__module__", None))
         self.sdk = library is not None
         self.http = library == "http"
+        # who reads its results: the provider given, else the SDK's own adapter (its results
+        # are its own types, which route there), found once here instead of at every result
+        self.reader = provider or (library if self.sdk and not self.http else None)
 
     @property
     def max_attempts(self) -> int | None:
@@ -297,7 +301,7 @@ def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
 
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
     if options.check and options.generating:
-        err = _facade.diagnose(result, provider=options.provider, tools=tools)
+        err = _facade.diagnose(result, provider=options.reader, tools=tools)
         if err is not None and (options.codes is None or err.problem.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
             raise err
