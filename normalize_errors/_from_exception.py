@@ -34,6 +34,7 @@ from ._safe_read import field, integer, qualname
 
 __all__ = [
     "SDK",
+    "STAINLESS_CLASSES",
     "facts_of",
     "fixed_error",
     "inner_error",
@@ -55,6 +56,18 @@ _CONNECTION_CODES: Mapping[str, str] = {
     "NoResponseError": "connection_error",  # google-genai's generated client
 }
 """The vendor code given to the SDKs' timeout and connection classes, which carry none."""
+
+
+STAINLESS_CLASSES: Mapping[str, tuple[str, bool] | None] = {
+    "APIStatusError": None,
+    "APIError": None,
+    "APITimeoutError": ("upstream.unavailable", True),
+    "APIConnectionError": ("upstream.unavailable", True),
+    "APIResponseValidationError": ("upstream.invalid_response", True),
+}
+"""The exception classes every Stainless-generated SDK raises (openai, anthropic, groq,
+together, cerebras, fireworks): an adapter's ``CLASSES`` starts with them. ``None``: read the
+status and body with the adapter's table."""
 
 
 class SDK(NamedTuple):

@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from .._exceptions import HarnessError
-from .._from_exception import SDK, facts_of, read_exception
+from .._from_exception import SDK, STAINLESS_CLASSES, facts_of, read_exception
 from .._http_wire import short
 from .._registry import status_code
 from .._rules import (
@@ -192,11 +192,7 @@ dictionary, so its message is never scanned.
 """
 
 CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    "APIStatusError": None,
-    "APIError": None,
-    "APITimeoutError": ("upstream.unavailable", True),
-    "APIConnectionError": ("upstream.unavailable", True),
-    "APIResponseValidationError": ("upstream.invalid_response", True),
+    **STAINLESS_CLASSES,
     "APIWebhookValidationError": ("upstream.invalid_response", False),
     "RetryableError": ("upstream.unavailable", True),
     "IdentityTokenFileError": ("upstream.authentication_failed", False),

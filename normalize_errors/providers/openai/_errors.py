@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from ..._exceptions import HarnessError
 from ..._from_exception import SDK as _SDK
-from ..._from_exception import facts_of, message_of, read_exception
+from ..._from_exception import STAINLESS_CLASSES, facts_of, message_of, read_exception
 from ..._http_wire import short
 from ..._rules import (
     CONTEXT_COUNT,
@@ -325,11 +325,7 @@ scanned for one wording at most.
 """
 
 CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    "APIStatusError": None,
-    "APIError": None,
-    "APITimeoutError": ("upstream.unavailable", True),
-    "APIConnectionError": ("upstream.unavailable", True),
-    "APIResponseValidationError": ("upstream.invalid_response", True),
+    **STAINLESS_CLASSES,
     "LengthFinishReasonError": ("output.truncated", False),
     "ContentFilterFinishReasonError": ("policy.content_filtered", False),
     "OAuthError": ("upstream.authentication_failed", False),
