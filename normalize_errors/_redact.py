@@ -279,10 +279,12 @@ KEY_SHAPES: Final = (
 )
 """The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
-_SEP: Final = r"""(?:\\?["'])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'])?"""
-_QUOTED_SEP: Final = r"""(?:=|%3[Dd]|\\?["'][ \t]*:[ \t]*(?:\\?["'])?)"""
+# A backtick quotes like a quote mark (Markdown, docstrings): "api_key=`...`" is the value
+# quoted, and "`api_key=`," names the argument with no value at all.
+_SEP: Final = r"""(?:\\?["'`])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'`])?"""
+_QUOTED_SEP: Final = r"""(?:(?:=|%3[Dd])(?:\\?["'`])?|\\?["'`][ \t]*:[ \t]*(?:\\?["'`])?)"""
 
-_VALUE: Final = r"""([^\s"',;&}<>\\]+)"""
+_VALUE: Final = r"""([^\s"'`,;&}<>\\]+)"""
 """A field's value: a greedy run that cannot fail once begun (at least one character)."""
 _REST: Final = r"""([^\r\n"'\\<>]+)"""
 """A header's whole value, to the end of the line or quoted string; cannot fail once begun."""
@@ -298,7 +300,7 @@ def _field(
 
 def _quoted(name: str) -> tuple[str, ...]:
     """The ways ``name`` can stand right before a quoted separator: ``=``, ``%3d``, a quote."""
-    return (name + "=", name + "%3d", name + '"', name + "'", name + "\\")
+    return (name + "=", name + "%3d", name + '"', name + "'", name + "`", name + "\\")
 
 
 # Field contexts, each run only on text holding its literal name, on the text lowered (ASCII
@@ -340,6 +342,9 @@ _FIELDS: Final = (
 
 # Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
 _BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
+# A value is a credential only if it holds a letter or a digit: no key, token, password or
+# signature is punctuation alone ("***", "…", the "." after "`api_key=`" in a sentence).
+_MEANINGFUL: Final = LazyPattern(r"[^\W_]")
 _KEYS: Final = LazyPattern(KEY_SHAPES)
 
 _BOUND: Final = "MAX_REDACT + MARGIN characters (clip cuts first)"
@@ -357,6 +362,12 @@ PATTERNS: Final = (
         _BREAKS,
         _BOUND,
         "an alternation of literals of one or two characters",
+    ),
+    (
+        "redact: a letter or digit in a value",
+        _MEANINGFUL,
+        _BOUND,
+        "one character class, no repetition",
     ),
     *(
         (
@@ -436,7 +447,10 @@ def _spans(text: str, low: str | None = None) -> list[tuple[int, int]]:
     for gate in hits:
         for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):
             if _holds(low, anchors):
-                spans.extend(m.span(1) for m in pattern.compiled().finditer(low))
+                for match in pattern.compiled().finditer(low):
+                    begin, end = match.span(1)
+                    if _MEANINGFUL.compiled().search(low, begin, end):  # "`api_key=`." has no value
+                        spans.append((begin, end))
     return spans
 
 

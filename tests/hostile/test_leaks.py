@@ -453,6 +453,10 @@ class Recorder:
         result: str = self.pattern.sub(replacement, text)
         return result
 
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        self.seen.append(min(endpos, len(text)) - pos)
+        return self.pattern.search(text, pos, endpos)
+
 
 @pytest.fixture
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:

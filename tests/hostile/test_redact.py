@@ -474,3 +474,32 @@ def test_a_key_whose_prefix_a_line_break_cuts_is_redacted(key: str) -> None:
     shown = repr(err) + str(err) + str(err.to_dict())
     assert tail not in shown
     assert err.upstream["headers"]["x-debug"] == REDACTED
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a value quoted after a bare name: a Python repr of keyword arguments, a query in prose
+        ("key='Zx8fQ2mN4pL6rT0v'", "key='[REDACTED]'"),
+        ('key="Zx8fQ2mN4pL6rT0v"', 'key="[REDACTED]"'),
+        # a backtick quotes like a quote mark (Markdown, docstrings, SDK messages)
+        ("api_key=`Zx8fQ2mN4pL6rT0v`.", "api_key=`[REDACTED]`."),
+        ("token=`Zx8fQ2mN4pL6rT0v`", "token=`[REDACTED]`"),
+        ("`password`: Zx8fQ2mN4pL6rT0v", "`password`: [REDACTED]"),
+        # an argument named with no value at all is no credential (anthropic's own message)
+        (
+            "Pass at most one of `api_key=`, `auth_token=`. Received `api_key=`, `auth_token=`.",
+            "Pass at most one of `api_key=`, `auth_token=`. Received `api_key=`, `auth_token=`.",
+        ),
+        # nor is a value of punctuation alone: a mask, an ellipsis
+        ("password=*** and token=…", "password=*** and token=…"),
+    ],
+)
+def test_quoted_values_and_names_without_a_value(text: str, expected: str) -> None:
+    """Quotes of any kind around a value leave the value redacted, backticks included; a
+    field whose value holds no letter or digit is no credential. Through an error's members
+    (read together in one scan) the answer is the same as through ``redact``."""
+    assert redact(text) == expected
+    err = UpstreamAuthenticationFailedError(text, upstream={"message": text})
+    assert err.detail == expected
+    assert err.upstream["message"] == expected
