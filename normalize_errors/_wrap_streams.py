@@ -132,9 +132,32 @@ class _Watch:
         err = _stream_problem(target, self.owner, self.chunks, self.options, self.tools)
         if err is None and self.chunks is not None:
             err = self.passed_over(target)
+            if err is None and not self.chunks:
+                err = _selected(self.no_chunk(target), self.options)
         if err is not None:
             err.chunks = self.chunks
         return err
+
+    def no_chunk(self, target: Any) -> HarnessError:
+        """``upstream.invalid_response`` for a generating stream that ended without a chunk:
+        no answer and no error (an empty body, a bare ``[DONE]``, events the SDK skips and that
+        state no stop reason). Retryable, as the registry says: a gateway or proxy that cut
+        the stream before its first event is the usual cause."""
+        from ._code_classes import class_for_code
+        from .providers._routing import provider_of_object
+
+        name = self.options.provider or provider_of_object(
+            self.owner if self.owner is not None else target
+        )
+        where = name or "upstream"
+        skipped = sum(data.strip() != "[DONE]" for data in self.passed or ())
+        upstream: dict[str, Any] = {"provider": where, "in_stream": True, "events_skipped": skipped}
+        said = f" (after {skipped} event{'' if skipped == 1 else 's'} the SDK did not yield)"
+        return class_for_code("upstream.invalid_response")(
+            f"{where}: the stream ended before its first chunk{said if skipped else ''}: "
+            "no answer and no error.",
+            upstream=upstream,
+        )
 
 
 def _sse(data: str, name: str | None = None) -> str:

@@ -23,6 +23,7 @@ from normalize_errors import (
     HarnessError,
     HarnessInternalError,
     OutputTruncatedError,
+    UpstreamInvalidResponseError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
@@ -513,9 +514,9 @@ def test_an_async_stream_that_ends_well_ends_as_the_sdks() -> None:
     assert asyncio.run(main()) == ["Hi", " there", None]
 
 
-def test_a_stop_reason_is_raised_once_and_an_empty_stream_ends_quietly() -> None:
+def test_a_stop_reason_is_raised_once() -> None:
     """After the typed error at the end of a stream, the stream is spent (StopIteration, as
-    the SDK's); a stream with no chunk at all has no stop reason to judge and just ends."""
+    the SDK's)."""
     stream = wrap(openai_client(truncated)).chat.completions.create(
         model="m", messages=MESSAGES, stream=True
     )
@@ -524,11 +525,62 @@ def test_a_stop_reason_is_raised_once_and_an_empty_stream_ends_quietly() -> None
     with pytest.raises(StopIteration):
         next(stream)
 
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"data: [DONE]\n\n", b": keep-alive\n\n"],
+    ids=["no bytes", "only [DONE]", "only a comment"],
+)
+def test_a_generating_stream_without_a_chunk_is_an_invalid_response(body: bytes) -> None:
+    """A generating stream that ends before its first chunk carries neither an answer nor an
+    error: the plain SDK yields nothing and the caller gets an empty answer. Wrapped, its end
+    raises upstream.invalid_response (retryable), with no chunk; unchecked, it ends as the
+    SDK's does."""
+
     def empty(request: Any) -> tuple[int, bytes, str]:
-        return 200, sse([]), "text/event-stream"
+        return 200, body, "text/event-stream"
 
     client = wrap(openai_client(empty))
-    assert list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True)) == []
+    with pytest.raises(UpstreamInvalidResponseError) as info:
+        list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
+    err = info.value
+    assert err.retryable is True
+    assert err.chunks == []
+    assert err.upstream == {"provider": "openai", "in_stream": True, "events_skipped": 0}
+    assert "before its first chunk" in str(err.detail)
+
+    for check in (False, {"output.truncated"}):  # unchecked, or checked for other codes only
+        quiet = wrap(openai_client(empty), check=check)
+        assert list(quiet.chat.completions.create(model="m", messages=MESSAGES, stream=True)) == []
+
+
+def test_an_async_stream_of_skipped_events_is_an_invalid_response() -> None:
+    """Anthropic's async stream of events it skips (bare ``data:`` lines of no stop reason,
+    as a relay may send): the SDK yields nothing; wrapped, the end names how many events
+    came."""
+    import anthropic
+
+    body = b'data: {"type": "ping"}\n\ndata: {"type": "ping"}\n\n'
+    http = http_library("anthropic")
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    raw = anthropic.AsyncAnthropic(
+        api_key="sk-ant-test", http_client=http.AsyncClient(transport=http.MockTransport(handler))
+    )
+
+    async def consume(client: Any) -> list[Any]:
+        stream = await client.messages.create(
+            model="m", max_tokens=8, messages=MESSAGES, stream=True
+        )
+        return [event async for event in stream]
+
+    assert asyncio.run(consume(raw)) == []
+    with pytest.raises(UpstreamInvalidResponseError) as info:
+        asyncio.run(consume(wrap(raw)))
+    assert info.value.upstream["events_skipped"] == 2
+    assert "after 2 events the SDK did not yield" in str(info.value.detail)
 
 
 class Feed:

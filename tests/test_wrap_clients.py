@@ -20,6 +20,7 @@ from normalize_errors import (
     InvalidToolArgumentsError,
     ModelRefusalError,
     OutputTruncatedError,
+    UpstreamInvalidResponseError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
@@ -220,9 +221,10 @@ def test_openai_responses_stream_helper() -> None:
     assert info.value.upstream["stop_reason"] == "max_output_tokens"
 
 
-def test_anthropic_stream_that_ends_before_its_first_event_ends_as_the_sdks() -> None:
-    """An empty event stream has no message snapshot yet (the SDK's property fails): the
-    wrapped stream ends with no events and no error, as the raw one does."""
+def test_anthropic_stream_that_ends_before_its_first_event_is_an_invalid_response() -> None:
+    """An empty event stream has no message snapshot yet (the SDK's property fails): the raw
+    stream ends with no events and no error; the wrapped one ends with
+    upstream.invalid_response, not with the failing property's error."""
     http = http_library("anthropic")
 
     def empty(request: Any) -> Any:
@@ -233,6 +235,12 @@ def test_anthropic_stream_that_ends_before_its_first_event_ends_as_the_sdks() ->
         max_retries=0,
         http_client=http.Client(transport=http.MockTransport(empty)),
     )
-    for client in (raw, wrap(raw)):
-        with client.messages.stream(model="m", max_tokens=64, messages=MESSAGES) as stream:
-            assert list(stream) == []
+    with raw.messages.stream(model="m", max_tokens=64, messages=MESSAGES) as stream:
+        assert list(stream) == []
+    with (
+        pytest.raises(UpstreamInvalidResponseError) as info,
+        wrap(raw).messages.stream(model="m", max_tokens=64, messages=MESSAGES) as stream,
+    ):
+        list(stream)
+    assert info.value.chunks == []
+    assert info.value.upstream["provider"] == "anthropic"
