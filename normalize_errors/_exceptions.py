@@ -146,18 +146,13 @@ class HarnessError(Exception):
         batch = Batch()
         if title is not None and (builtins.type(title) is not str or title != info.title):
             batch.text(given, "title", title)  # not the registry's own title
-        if detail is not None:
-            batch.text(given, "detail", detail)
-        if instance is not None:
-            batch.text(given, "instance", instance)
-        if model_feedback is not None:
-            batch.text(given, "model_feedback", model_feedback)
-        if limit is not None:
-            batch.put(given, "limit", limit)
-        if location is not None:
-            batch.put(given, "location", location)
-        if upstream is not None:
-            batch.put(given, "upstream", upstream)
+        texts = (("detail", detail), ("instance", instance), ("model_feedback", model_feedback))
+        for name, text in texts:
+            if text is not None:
+                batch.text(given, name, text)
+        for name, value in (("limit", limit), ("location", location), ("upstream", upstream)):
+            if value is not None:
+                batch.put(given, name, value)
         if extensions:
             batch.put(given, "extensions", dict(extensions))
         batch.done()
