@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, redact
+from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, _secret_names, redact
 from normalize_errors import _redact as redaction
 from normalize_errors._redact import JOIN, REDACTED, redact_together
 from normalize_errors._safe_copy import Batch, sanitize
@@ -262,7 +262,7 @@ def test_a_key_in_a_header_name_never_comes_out_and_is_not_remembered() -> None:
         "x-ratelimit-[REDACTED]",
         "x-request-id",
     ]
-    assert name not in redaction._PLAIN_NAMES
+    assert name not in _secret_names._PLAIN_NAMES
 
 
 @pytest.mark.parametrize(
@@ -276,13 +276,13 @@ def test_a_key_in_a_header_name_never_comes_out_and_is_not_remembered() -> None:
 )
 def test_only_names_of_the_plain_shape_are_remembered(name: str) -> None:
     sanitize({name: "1"})
-    assert name not in redaction._PLAIN_NAMES
+    assert name not in _secret_names._PLAIN_NAMES
 
 
 def test_a_plain_header_name_is_remembered_and_its_value_still_read() -> None:
     name = "anthropic-ratelimit-input-tokens-limit"
     sanitize({name: "1"})
-    assert redaction._PLAIN_NAMES.get(name) is False
+    assert _secret_names._PLAIN_NAMES.get(name) is False
     assert sanitize({name: f"over {KEY}"}) == {name: f"over {REDACTED}"}
 
 

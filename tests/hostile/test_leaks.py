@@ -457,6 +457,10 @@ class Recorder:
         self.seen.append(min(endpos, len(text)) - pos)
         return self.pattern.search(text, pos, endpos)
 
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        self.seen.append(min(endpos, len(text)) - pos)
+        return self.pattern.match(text, pos, endpos)
+
 
 @pytest.fixture
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -472,8 +476,16 @@ def test_every_pattern_is_listed_with_its_bound() -> None:
     """PATTERNS names every pattern of the module, with its input bound and why it is linear."""
     from normalize_errors._lazy import LazyPattern
 
-    found = {id(v) for v in vars(redaction).values() if isinstance(v, LazyPattern)}
-    found |= {id(pattern) for _, _, pattern in redaction._FIELDS}
+    def patterns(value: Any) -> set[int]:
+        if isinstance(value, LazyPattern):
+            return {id(value)}
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, (tuple, list)):
+            return set().union(*map(patterns, value)) if value else set()
+        return set()
+
+    found = patterns([value for name, value in vars(redaction).items() if name != "PATTERNS"])
     listed = {id(pattern) for _, pattern, _, _ in redaction.PATTERNS}
     assert found == listed
     for name, _, bound, why in redaction.PATTERNS:

@@ -201,7 +201,7 @@ def test_pickle_copies_scrub_bytes_pairs_and_depth() -> None:
 def test_the_cache_of_plain_names_stays_bounded_and_answers_the_same() -> None:
     """Hostile inputs with thousands of distinct short keys: the remembered answers stop at
     4096 names, and names past that are still judged (not remembered, not guessed)."""
-    from normalize_errors import _redact as redaction
+    from normalize_errors import _secret_names as redaction
 
     saved = dict(redaction._PLAIN_NAMES)
     redaction._PLAIN_NAMES.clear()
