@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
@@ -15,6 +16,8 @@ from normalize_errors._redact import REDACTED
 from normalize_errors._safe_copy import MAX_DEPTH, sanitize
 
 from ..support import examples
+from . import shapes
+from .sdk_errors import SDK_ERRORS, harness_error, log_lines, shown
 
 # Shapes of real credentials (made up, never issued).
 SECRETS = [
@@ -503,3 +506,188 @@ def test_quoted_values_and_names_without_a_value(text: str, expected: str) -> No
     err = UpstreamAuthenticationFailedError(text, upstream={"message": text})
     assert err.detail == expected
     assert err.upstream["message"] == expected
+
+
+# -- issue 36, item 1: a quoted value to its closing quote; PEM private keys ---------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the issue's cases: blanks and ';' inside a quoted value
+        ('{"password": "correct horse battery staple"}', '{"password": "[REDACTED]"}'),
+        ("{'password': 'correct horse battery staple'}", "{'password': '[REDACTED]'}"),
+        ('client_secret="a;b"', 'client_secret="[REDACTED]"'),
+        ("client_secret = 'a; b c'  # set in CI", "client_secret = '[REDACTED]'  # set in CI"),
+        # an escaped quote inside the value does not close it (JSON, and a repr)
+        (
+            '{"password": "say \\"cheese\\" twice", "user": "bob"}',
+            '{"password": "[REDACTED]", "user": "bob"}',
+        ),
+        ("{'passphrase': 'it\\'s mine; all of it'}", "{'passphrase': '[REDACTED]'}"),
+        ("{'password': \"it's mine\"}", "{'password': \"[REDACTED]\"}"),
+        # JSON inside a JSON string: the value ends at the escaped quote, not at the inner one
+        (
+            '{"message": "{\\"password\\": \\"a \\\\\\"b\\\\\\" c\\", \\"user\\": \\"bob\\"}"}',
+            '{"message": "{\\"password\\": \\"[REDACTED]\\", \\"user\\": \\"bob\\"}"}',
+        ),
+        # escaped line breaks, and backticks
+        ('{"client_secret": "line one\\nline two"}', '{"client_secret": "[REDACTED]"}'),
+        ("`db_password`: `two words; and more`", "`db_password`: `[REDACTED]`"),
+        # a quoted value cut before its closing quote: redacted to the end
+        ('{"password": "correct horse batt', '{"password": "[REDACTED]'),
+        # an unquoted value keeps its stop set: a blank, ';', ',', '&'
+        ("password=hunter2 and more", "password=[REDACTED] and more"),
+        ("Password: hunter2; user=bob", "Password: [REDACTED]; user=bob"),
+        ("?client_secret=s3cr3t&user=bob", "?client_secret=[REDACTED]&user=bob"),
+    ],
+)
+def test_a_quoted_value_is_redacted_to_its_closing_quote(text: str, expected: str) -> None:
+    """A value quoted after a secret name is redacted to its closing quote of the same kind,
+    whatever it holds; an unquoted one to a blank or one of ``;,&``. Through an error's
+    members (read together in one scan) the answer is the same as through ``redact``."""
+    assert redact(text) == expected
+    err = UpstreamAuthenticationFailedError(text, upstream={"message": text})
+    assert err.detail == expected
+    assert err.upstream["message"] == expected
+
+
+def test_a_quoted_value_is_read_to_a_stated_bound() -> None:
+    """A value with no closing quote within ``QUOTED_MOST`` characters is redacted that far:
+    no credential written in quotes is longer (a long PEM key is redacted by its own lines)."""
+    from normalize_errors._redact import QUOTED_MOST
+
+    long = "w " * (QUOTED_MOST // 2)
+    assert redact(f'password="{long}TAIL"') == 'password="[REDACTED]TAIL"'
+    assert redact(f'password="{long[:-2]}"') == 'password="[REDACTED]"'
+
+
+# Made-up key bodies (tests/hostile/shapes.py), one per label the issue names.
+PEM_LINES = {label: shapes.pem_body(index) for index, label in enumerate(shapes.LABELS)}
+PEM_LINES["OPENSSH PRIVATE KEY"] = shapes.pem_body(9, 1200, shapes.OPENSSH_HEAD)
+NEWLINES = {"real": "\n", "crlf": "\r\n", "escaped": "\\n", "twice escaped": "\\\\n"}
+
+
+def _pem_placements(block: str) -> dict[str, str]:
+    """A block as it reaches an error: bare in a message, as the value of a name that says
+    nothing (``key_file``), of a secret name, and inside a Python repr of a dict."""
+    return {
+        "bare": f"could not load the key {block} for bob from the environment",
+        "unnamed field": f'{{"key_file": "{block}", "user": "bob"}}',
+        "named field": f'{{"private_key": "{block}", "user": "bob"}}',
+        "repr": repr({"pem": block, "user": "bob"}),
+    }
+
+
+def _left(lines: list[str], out: str) -> list[str]:
+    """The lines of a key body (or 16-character pieces of them) still in ``out``."""
+    return [line for line in lines if line in out or line[16:32] in out]
+
+
+@pytest.mark.parametrize("newline", sorted(NEWLINES))
+@pytest.mark.parametrize("label", shapes.LABELS)
+def test_a_pem_private_key_is_redacted_wherever_it_stands(label: str, newline: str) -> None:
+    """From its BEGIN line to its END line, with any line breaks, named or not: no line of
+    the key survives; the BEGIN and END lines (which say what was there) stay."""
+    lines = PEM_LINES[label]
+    block = shapes.pem(label, lines, NEWLINES[newline])
+    for where, text in _pem_placements(block).items():
+        out = redact(text)
+        assert _left(lines, out) == [], (where, out)
+        assert "bob" in out, where
+        if where != "named field":
+            assert f"-----BEGIN {label}-----[REDACTED]-----END {label}-----" in out, out
+
+
+@pytest.mark.parametrize("label", shapes.LABELS)
+def test_a_pem_block_cut_before_its_end_line_is_redacted_to_the_end(label: str) -> None:
+    lines = PEM_LINES[label]
+    for keep in (1, len(lines) // 2, len(lines)):
+        block = shapes.pem(label, lines[:keep], "\n", end=False)
+        out = redact(f"the key: {block}")
+        assert out == f"the key: -----BEGIN {label}-----[REDACTED]"
+        cut = block[: len(block) - 7]  # a line cut short as well
+        assert _left(lines, redact(cut)) == []
+
+
+def test_an_encrypted_traditional_rsa_key_loses_its_headers_and_body() -> None:
+    lines = [*shapes.ENCRYPTED_RSA_HEADERS, *PEM_LINES["RSA PRIVATE KEY"]]
+    out = redact(shapes.pem("RSA PRIVATE KEY", lines))
+    assert out == "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\n"
+
+
+def test_public_keys_and_certificates_are_kept() -> None:
+    """What is public stays: a certificate or a public key says nothing secret, and an error
+    about one (an expired certificate) reads better with it."""
+    lines = shapes.pem_body(3, 400)
+    for label in ("PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE"):
+        text = shapes.pem(label, lines)
+        assert redact(text) == text
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    """A redacted block, a redacted quoted value: read again, they are what they were."""
+    block = shapes.pem("PRIVATE KEY", PEM_LINES["PRIVATE KEY"], "\\n")
+    for text in (block, f'{{"password": "a b; c", "private_key": "{block}"}}'):
+        once = redact(text)
+        assert redact(once) == once
+
+
+# The service-account key file of Google Cloud / Vertex AI, as text and through the real SDKs.
+
+
+def _service_account_texts() -> dict[str, str]:
+    info = shapes.service_account()
+    return {
+        "json": json.dumps(info),
+        "json, indented": json.dumps(info, indent=2),
+        "repr": repr(info),
+        "json in a json string": json.dumps(json.dumps(info)),
+        "repr of the json": repr(json.dumps(info)),
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_service_account_texts()))
+def test_a_service_account_key_file_loses_its_key(form: str) -> None:
+    """No line of the private key survives, in JSON or in a Python repr; the members that
+    are no key material (its id, the account's e-mail, the project) stay."""
+    text = _service_account_texts()[form]
+    out = redact(text)
+    assert _left(shapes.SERVICE_ACCOUNT_LINES, out) == [], out
+    info = shapes.service_account()
+    for member in shapes.SERVICE_ACCOUNT_KEPT:
+        assert info[member] in out, member
+    err = UpstreamAuthenticationFailedError(text, upstream={"body": text, "config": info})
+    for name, out in {"str": str(err), "to_json": err.to_json(), "log": log_lines(err)}.items():
+        assert _left(shapes.SERVICE_ACCOUNT_LINES, out) == [], name
+
+
+@pytest.mark.parametrize("sdk", sorted(SDK_ERRORS))
+def test_an_sdk_error_echoing_a_service_account_leaks_no_key(sdk: str) -> None:
+    """A gateway that echoes the Vertex credentials it could not use (constructed body): the
+    SDK's exception holds the key file, twice escaped inside its repr of the body; the
+    harness error, its JSON and the log lines (the traceback prints the vendor's message)
+    hold no line of the key."""
+    info = shapes.service_account()
+    body = {
+        "error": {
+            "message": f"Unable to load vertex credentials: {json.dumps(info)}",
+            "type": "invalid_request_error",
+        }
+    }
+    vendor = SDK_ERRORS[sdk](400, body)
+    assert shapes.SERVICE_ACCOUNT_LINES[5] in str(vendor)  # the control: the SDK's text has it
+    for name, out in shown(harness_error(vendor)).items():
+        assert _left(shapes.SERVICE_ACCOUNT_LINES, out) == [], (name, out[-400:])
+        assert "[REDACTED]" in out, name
+
+
+@pytest.mark.parametrize("sdk", sorted(SDK_ERRORS))
+def test_an_sdk_error_echoing_a_quoted_password_leaks_none_of_it(sdk: str) -> None:
+    """A proxy that repeats the connection settings it was given (constructed body)."""
+    settings = {"user": "svc", "password": "correct horse battery staple", "note": "a;b"}
+    body = {"error": {"message": f"could not connect with {json.dumps(settings)}"}}
+    vendor = SDK_ERRORS[sdk](502, body)
+    for name, out in shown(harness_error(vendor)).items():
+        for word in ("correct", "horse", "battery", "staple"):
+            assert word not in out, (name, out[-300:])
