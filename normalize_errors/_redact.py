@@ -122,35 +122,23 @@ KEY_SHAPES: Final = (
 )
 """The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
-# A backtick quotes like a quote mark (Markdown, docstrings): "api_key=`...`" is the value
-# quoted, and "`api_key=`," names the argument with no value at all.
-_SEP: Final = r"""(?:\\?["'`])?[ \t]*(?::|=|%3[ad])[ \t]*(?:\\?["'`])?"""
-"""What stands between a header's name and its value (in lowered text)."""
-_REST: Final = r"""([^\r\n"'\\<>]+)"""
-"""A header's whole value, to the end of the line or quoted string; cannot fail once begun."""
+
+def _field(name: str, tail: str, gate: str = "") -> tuple[str, LazyPattern]:
+    """A context pattern, run only on text holding ``gate`` (default ``name``)."""
+    return gate or name, LazyPattern(name + tail)
 
 
-def _field(
-    name: str, tail: str, anchors: tuple[str, ...] = (), gate: str = ""
-) -> tuple[str, tuple[str, ...], LazyPattern]:
-    """A field pattern, run only on text holding ``gate`` (default ``name``) and one of
-    ``anchors`` (default ``name``)."""
-    return gate or name, anchors or (name,), LazyPattern(name + tail)
-
-
-# Header contexts, each run only on text holding its literal name, on the text lowered (ASCII
-# letters only, so positions agree: case-insensitive patterns run many times slower). Each
-# starts with its literal name (the engine searches for it) and checks what stands before the
-# name with fixed-width lookbehinds after it; group 1 is what is replaced. Linear: the name
-# occurs at disjoint places, a separator is of bounded shape (its blanks are one run), and
-# the value is a greedy run that cannot fail once begun, or (userinfo) ends at the first
-# '/', which every start '://' holds, so runs from different starts never overlap.
+# Credentials known by what stands before them rather than by a name: a Bearer or Basic
+# credential, and URL user information. Each runs only on text holding its literal gate, on
+# the text lowered (ASCII letters only, so positions agree: case-insensitive patterns run many
+# times slower); group 1 is what is replaced. Linear: Bearer and Basic start with their literal
+# word (its occurrences are disjoint), checked by a fixed-width lookbehind after it, then a
+# separator of bounded shape and a greedy run that cannot fail once begun; user information
+# ends at the first '/', which every start '://' holds, so runs from different starts never
+# overlap.
 _FIELDS: Final = (
     _field("bearer", r"(?<![a-z0-9]bearer)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
     _field("basic", r"(?<![a-z0-9]basic)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
-    # Authorization (also Proxy-), Cookie (also Set-): the whole value, any scheme, all cookies.
-    _field("authorization", rf"(?<![a-z0-9]authorization){_SEP}{_REST}"),
-    _field("cookie", rf"(?<![a-z0-9]cookie){_SEP}{_REST}"),
     # URL user information (user:password@), only in text holding an '@'.
     _field("://", r"""([^\s/?#@:"'<>\\]*(?::[^\s/?#@"'<>\\]*)?)@""", gate="@"),
 )
@@ -161,10 +149,15 @@ _FIELDS: Final = (
 # with a word of ``_SECRET_WORDS`` and one of its ``ENDINGS``, so one pattern per word finds
 # where such a name ends and the separator after it (group 1 the word, 2 a quote closing the
 # name, 3 the separator, 4 a quote opening the value); the name is read back from there
-# (``_name_start``) and ``secret_name`` decides. Linear: a pattern starts with its literal word
-# (its occurrences are disjoint), its separator is of bounded shape, and a value is read only
-# for a secret name, from where the search then resumes.
-_NAME_SEP: Final = r"""(\\?["'`])?[ \t]*(:|=|%3[ad])[ \t]*(\\?["'`])?"""
+# (``_secret_name_start``, at most ``_NAME_MOST`` characters) and ``secret_name`` decides.
+# Linear: a pattern starts with its literal word (its occurrences are disjoint) and its
+# separator is of bounded shape (its blanks one run); a value is read only after a secret
+# name, and a name inside a value already read is passed over.
+_ESCAPED_MOST: Final = 7
+"""Most backslashes before a quote that is read as a quote: JSON inside a JSON string (one),
+nested again (three, seven)."""
+_QUOTE: Final = rf"""(\\{{0,{_ESCAPED_MOST}}}["'`])"""
+_NAME_SEP: Final = rf"{_QUOTE}?[ \t]*(:|=|%3[ad])[ \t]*{_QUOTE}?"
 
 
 def _named(word: str) -> LazyPattern:
@@ -186,6 +179,12 @@ field; ``key=value``, ``"key": value`` and ``key: "value"`` are fields."""
 
 _VALUE: Final = LazyPattern(r"""[^\s"'`,;&}<>\\]+""")
 """An unquoted value: a greedy run that cannot fail once begun (at least one character)."""
+_LINE: Final = LazyPattern(r"""[^\r\n"'\\<>]+""")
+"""The unquoted value of a header whose value is one credential however it is written
+(``Authorization``, ``Proxy-Authorization``: any scheme, ``Credential=..., Signature=...``;
+``Cookie``, ``Set-Cookie``: every cookie): to the end of the line or quoted string."""
+_WHOLE_LINE: Final = ("authorization", "cookie")
+"""How the names end whose unquoted value is the whole line (``_LINE``)."""
 
 QUOTED_MOST: Final = 4096
 """Longest quoted value read after a secret name, from its opening quote to the closing one.
@@ -197,23 +196,27 @@ closing quote does not come within it is redacted this far. The same bound as a 
 inside ``upstream`` (``_safe_copy.MAX_TEXT``)."""
 
 
-def _quoted(quote: str, escaped: bool) -> LazyPattern:
-    """The value after an opening ``quote``, up to its closing quote of the same kind, read
-    (to ``QUOTED_MOST`` characters) with ``match(text, pos, pos + QUOTED_MOST)``.
+def _quoted(quote: str, level: int) -> LazyPattern:
+    """The value after an opening ``quote`` escaped ``level`` times (``"``, ``\\"`` in JSON
+    inside a JSON string, ``\\\\\\"`` one level deeper), up to its closing quote: the same
+    quote after a run of exactly ``level`` backslashes. Read (to ``QUOTED_MOST`` characters)
+    with ``match(text, pos, pos + QUOTED_MOST)``.
 
-    After a plain quote, a quote after a backslash never closes (``\\"`` in JSON, ``\\'`` in a
-    repr); after an escaped one (``\\"`` opens JSON inside a JSON string), only an escaped
-    quote whose backslash is not itself escaped closes, and a plain quote ends the value (the
-    outer string ended). Blanks, ``;``, escaped line breaks are part of the value. Each
-    character is read by one branch of fixed width: a run that cannot fail once begun."""
+    A quote after more backslashes is one escaped inside the value (``\\"`` in JSON, ``\\'``
+    in a repr) and never closes it; a quote after fewer ends the value (the string that held
+    it ended). Blanks, ``;``, escaped line breaks are part of the value. The branches exclude
+    each other: a character that is neither the quote nor a backslash; a whole run of
+    backslashes followed by neither; a run of more than ``level`` followed by the quote. A
+    run of backslashes is read by at most three attempts, and nothing follows the star: a
+    run that cannot fail once begun."""
     q = quote
-    if escaped:
-        return LazyPattern(rf"(?:[^{q}\\]|\\(?!{q})|(?<=\\)\\{q})*")
-    return LazyPattern(rf"(?:[^{q}]|(?<=\\){q})*")
+    return LazyPattern(rf"(?:[^{q}\\]|\\+(?![\\{q}])|\\{{{level + 1},}}{q})*")
 
 
-_QUOTED: Final = {(q, esc): _quoted(q, esc) for q in "\"'`" for esc in (False, True)}
-"""(quote, escaped) -> the pattern of a value opened by that quote."""
+_QUOTED: Final = {
+    (q, level): _quoted(q, level) for q in "\"'`" for level in range(_ESCAPED_MOST + 1)
+}
+"""(quote, its backslashes) -> the pattern of a value opened by that quote."""
 
 _NAME_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_MOST: Final = 64
@@ -268,7 +271,7 @@ PATTERNS: Final = (
             "separator of bounded shape, then a greedy run that cannot fail once begun "
             "(userinfo: runs end at '/', which every start '://' holds, so they never overlap)",
         )
-        for _, _, pattern in _FIELDS
+        for _, pattern in _FIELDS
     ),
     *(
         (
@@ -280,22 +283,27 @@ PATTERNS: Final = (
         )
         for word, pattern in _NAMED.items()
     ),
-    (
-        "redact: an unquoted value",
-        _VALUE,
-        _BOUND,
-        "one greedy run of a character class, matched at one position, cannot fail once begun",
+    *(
+        (
+            f"redact: an unquoted value{label}",
+            pattern,
+            _BOUND,
+            "one greedy run of a character class, matched at one position: it cannot fail "
+            "once begun",
+        )
+        for label, pattern in (("", _VALUE), (" (a whole header line)", _LINE))
     ),
     *(
         (
-            f"redact: a value quoted with {'an escaped ' if esc else ''}{q!r}",
+            f"redact: a value quoted with {q!r} after {level} backslashes",
             pattern,
             "QUOTED_MOST (4,096) characters past its opening quote (the match's endpos), "
             "within MAX_REDACT + MARGIN",
-            "matched at one position; a star of branches of fixed width that exclude each "
-            "other, with nothing after it: a run that cannot fail once begun",
+            "matched at one position; a star of branches that exclude each other (a run of "
+            "backslashes read by at most three attempts), with nothing after it: a run that "
+            "cannot fail once begun",
         )
-        for (q, esc), pattern in _QUOTED.items()
+        for (q, level), pattern in _QUOTED.items()
     ),
     (
         "redact: the BEGIN line of a PEM private key",
@@ -310,14 +318,11 @@ PATTERNS: Final = (
 _KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "akia", "asia")
 """Lower-case text every key shape contains."""
 _GATES: Final = tuple(
-    dict.fromkeys((*_KEY_ANCHORS, *(gate for gate, _, _ in _FIELDS), *_SECRET_WORDS, _PEM_GATE))
+    dict.fromkeys((*_KEY_ANCHORS, *(gate for gate, _ in _FIELDS), *_SECRET_WORDS, _PEM_GATE))
 )
 """Text holding none of these is clean."""
 _KEY_ANCHOR_SET: Final = frozenset(_KEY_ANCHORS)
-_FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]]] = {
-    gate: tuple((anchors, pattern) for g, anchors, pattern in _FIELDS if g == gate)
-    for gate, _, _ in _FIELDS
-}
+_FIELDS_BY_GATE: Final = dict(_FIELDS)
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
 _KEY_LEAST: Final = 19
@@ -379,12 +384,12 @@ def _spans(text: str, low: str | None = None) -> list[Span]:
             spans.extend(_wrapped(text))
     meaningful = _MEANINGFUL.compiled().search
     for gate in hits:
-        for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):
-            if _holds(low, anchors):
-                for match in pattern.compiled().finditer(low):
-                    begin, end = match.span(1)
-                    if meaningful(low, begin, end):  # "`api_key=`." has no value
-                        spans.append((begin, end, match.start()))
+        field = _FIELDS_BY_GATE.get(gate)
+        if field is not None:
+            for match in field.compiled().finditer(low):
+                begin, end = match.span(1)
+                if meaningful(low, begin, end):
+                    spans.append((begin, end, match.start()))
         named = _NAMED.get(gate)
         if named is not None:
             _named_values(text, low, named, spans)
@@ -396,37 +401,45 @@ def _spans(text: str, low: str | None = None) -> list[Span]:
 def _named_values(text: str, low: str, pattern: LazyPattern, spans: list[Span]) -> None:
     """Add to ``spans`` the values written after a secret name (``secret_name``) that ends
     with ``pattern``'s word: quoted, to the closing quote of the same kind (at most
-    ``QUOTED_MOST`` characters); unquoted, to a blank or one of ``"'`,;&}<>\\``."""
-    search = pattern.compiled().search
+    ``QUOTED_MOST`` characters); unquoted, to a blank or one of ``"'`,;&}<>\\`` (the value of
+    an ``Authorization`` or ``Cookie`` header, to the end of its line: ``_LINE``)."""
     meaningful = _MEANINGFUL.compiled().search
+    unquoted, line = _VALUE.compiled().match, _LINE.compiled().match
+    search = pattern.compiled().search
     pos = 0
     while (match := search(low, pos)) is not None:
-        pos = match.end()  # a value that is not read is searched for names too
-        start = _name_start(text, match.end(1))
-        name = text[start : match.end(1)]
-        if not secret_name(name):
+        pos, end = match.end(), match.end(1)  # a name that is no secret: on after it
+        start = _secret_name_start(text, match.start(1), end)
+        if start < 0:
             continue
         opener = match.group(4)
         if opener is None:
-            if match.group(2) is None and match.group(3)[-1] in ":a" and name.lower() in _PROSE:
+            name = low[start:end]
+            prose = match.group(2) is None and match.group(3)[-1] in ":a"  # name: value
+            if prose and name in _PROSE:
                 continue  # "Unexpected token: foo"
-            value = _VALUE.compiled().match(low, pos)
+            value = (line if name.endswith(_WHOLE_LINE) else unquoted)(low, pos)
         elif match.group(2) is None and text[start - len(opener) : start] == opener:
             continue  # "`api_key=`": the quote closes the one before the name; no value
         else:
-            quoted = _QUOTED[opener[-1], len(opener) == 2].compiled()
+            quoted = _QUOTED[opener[-1], len(opener) - 1].compiled()
             value = quoted.match(low, pos, pos + QUOTED_MOST)
         if value is not None and meaningful(low, pos, value.end()):
             spans.append((pos, value.end(), start))
-            pos = value.end()
+            pos = value.end()  # a name inside the value is part of it
 
 
-def _name_start(text: str, end: int) -> int:
-    """Where the name that ends at ``end`` starts: the run of name characters before it (at
-    most ``_NAME_MOST``), less an escape (``\\n``, ``\\u0022``) or a %XX byte it follows."""
-    start, stop = end, max(0, end - _NAME_MOST)
+def _secret_name_start(text: str, begin: int, end: int) -> int:
+    """Where the name that ends at ``end`` (its last word starts at ``begin``) starts, when
+    ``secret_name`` says it is secret; else -1. The name is the run of name characters before
+    ``end`` (at most ``_NAME_MOST``); one that follows an escape (``\\n``, ``\\u0022``) or a
+    %XX byte is also read without the escape's letters (``\\nkey=``, ``%26key=``), as a
+    backslash may be the text's own or the start of an escape."""
+    start, stop = begin, max(0, end - _NAME_MOST)
     while start > stop and text[start - 1] in _NAME_CHARS:
         start -= 1
+    if secret_name(text[start:end]):
+        return start
     before = text[start - 1] if start else ""
     if before == "\\" and text[start] in "nrtbf":
         skip = 1
@@ -435,8 +448,8 @@ def _name_start(text: str, end: int) -> int:
     elif before == "%" and _HEX.issuperset(text[start : start + 2]):
         skip = 2
     else:
-        skip = 0
-    return start + skip if start + skip < end else start
+        return -1
+    return start + skip if start + skip < end and secret_name(text[start + skip : end]) else -1
 
 
 def _pem_bodies(low: str, spans: list[Span]) -> None:
@@ -568,13 +581,16 @@ def redact(text: str) -> str:
 JOIN: Final = "<"
 """What ``redact_together`` puts between the texts it reads in one scan.
 
-No credential form can hold it or read across it: the key shapes and a ``Bearer`` token are
-made of letters, digits and ``._~+/=-``; every value class excludes it (``_VALUE``, ``_REST``,
-the URL user information); no name, separator or gate holds it; and every class a lookaround
-tests the character next to a match with (``[A-Za-z0-9]``, ``[A-Za-z0-9_-]``, ``[a-z0-9]``,
-``[nrtbf]``, ``[0-9A-Fa-f]``, ``[-_]``) leaves it out, so beside it a pattern behaves as at
-the start or the end of a text. Hence the matches in the joined text are exactly the matches
-in each text, each inside its own text (``tests/hostile/test_batch.py`` checks the patterns
+Only a quoted value and the body of a PEM block can hold it or read across it. The key
+shapes and a ``Bearer`` token are made of letters, digits and ``._~+/=-``; an unquoted value
+(``_VALUE``, ``_LINE``) and the URL user information exclude it; no name (``_NAME_CHARS``),
+separator or gate holds it; and every class a lookaround tests the character next to a match
+with (``[A-Za-z0-9]``, ``[A-Za-z0-9_-]``, ``[a-z0-9]``, ``[nrtbf]``, ``[0-9A-Fa-f]``, ``\\``)
+leaves it out, so beside it a pattern behaves as at the start or the end of a text. A quoted
+value runs to its closing quote and a PEM body to its END line, whatever they hold: one that
+a text leaves open runs on across ``JOIN`` into the next text, which ``_redact_group`` sees
+(a span across an edge) and answers by redacting that group's texts one by one. Hence the
+answer is the answer of each text alone (``tests/hostile/test_batch.py`` checks the patterns
 for it, and compares the two ways on generated texts)."""
 
 
@@ -644,7 +660,7 @@ def _redact_group(texts: list[str]) -> list[str]:
 
 _VALUE_ENDS: Final = ("\r", "\n", '"', "'", "\\", "<", ">")
 """Where a credential's value surely ends: the terminators of the longest value form (a
-header's whole value, ``_REST``). A match cut short by a window's end runs on to one."""
+header's whole value, ``_LINE``). A match cut short by a window's end runs on to one."""
 
 
 _RUN_ON: Final = 8192

@@ -44,17 +44,38 @@ def _everywhere(err: HarnessError) -> str:
 # -- the separator ----------------------------------------------------------------------------
 
 
-def test_no_pattern_can_read_the_separator() -> None:
-    """``JOIN`` stands in the patterns' sources only where it is excluded (``[^...<...]``) or
-    as the syntax of a lookbehind (``(?<=``, ``(?<!``): no match can hold it, and a
-    lookaround beside it behaves as at the edge of a text."""
+def test_only_a_quoted_value_can_read_the_separator() -> None:
+    """``JOIN`` stands in the patterns' sources only as the syntax of a lookbehind (``(?<=``,
+    ``(?<!``) or inside a negated class; every negated class but a quoted value's excludes it
+    (``[^...<...]``, or ``[^\\W_]``: letters and digits). So only a quoted value (and a PEM
+    body, found by ``str.find``) can run across it: ``_redact_group`` then redacts that group
+    text by text (``test_a_value_left_open_is_read_as_in_its_own_text``)."""
     assert JOIN == "<"
+    readers = {id(pattern) for pattern in redaction._QUOTED.values()}
     for name, pattern, _, _ in redaction.PATTERNS:
         source = pattern.source.replace("(?<=", "").replace("(?<!", "")
-        source = re.sub(r"\[\^(?:\\.|[^\]\\])*\]", "", source)  # the negated classes
-        assert JOIN not in source, name
+        negated = re.findall(r"\[\^(?:\\.|[^\]\\])*\]", source)
+        assert JOIN not in re.sub(r"\[\^(?:\\.|[^\]\\])*\]", "", source), name
+        if id(pattern) not in readers:
+            for cls in negated:
+                assert JOIN in cls or cls == "[^\\W_]", (name, cls)
     for gate in redaction._GATES:
         assert JOIN not in gate
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ['{"password": "open to the end', 'next text" and "password": "b c"'],
+        ["-----BEGIN PRIVATE KEY-----\nMIIEvQ", "-----END PRIVATE KEY-----", "after"],
+        ["SessionToken='a b", "c'", "plain"],
+    ],
+)
+def test_a_value_left_open_is_read_as_in_its_own_text(texts: list[str]) -> None:
+    """A quoted value or a PEM block a text leaves open is redacted to that text's end, and
+    the next text is read as itself."""
+    assert redact_together(texts) == [redact(text) for text in texts]
+    assert redact_together(texts)[0].endswith(REDACTED)
 
 
 # -- redact_together is redact, text by text -----------------------------------------------------
@@ -105,6 +126,21 @@ PIECES = [
     "\u03a3",  # GREEK CAPITAL LETTER SIGMA: lowered by its neighbours
     "\ud83d",  # half of an emoji
     REDACTED,
+    # issue 36: quoted values (which may run past a text's edge), CamelCase names, PEM keys
+    '"SessionToken": "',
+    "'password': '",
+    '\\"client_secret\\": \\"',
+    "`db_password`: `",
+    "AccountKey=",
+    "SharedAccessKeyName=",
+    "pageToken=",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END PRIVATE KEY-----",
+    "\\'",
+    '\\"',
+    "`",
+    ";",
+    "a b;c",
 ]
 
 texts = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)

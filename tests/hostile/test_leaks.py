@@ -35,6 +35,7 @@ from normalize_errors._wrap import typed_error
 from normalize_errors.replay import load, shipped
 
 from ..support import examples
+from .strategies import planted_secrets
 
 # Planted keys of every recognised format (made up, never issued): format -> key.
 KEYS = {
@@ -434,6 +435,25 @@ def test_planted_keys_never_survive(case: tuple[str, str]) -> None:
         assert leaks(key, out) == [], out[-300:]
 
 
+@settings(
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(planted_secrets())
+def test_planted_fields_and_pem_keys_never_survive(case: tuple[str, list[str]]) -> None:
+    """Property (issue 36): a value quoted after a secret name of any spelling (CamelCase,
+    kebab, dotted...), with blanks, ``;``, escaped quotes and escaped line breaks in it; an
+    unquoted one in ``name=value``, ``name: value`` or a connection string; a PEM private key
+    of any label and line break, whole or cut short; in random text or straddling a cut:
+    no piece of it survives in str, repr, to_json, args or pickle."""
+    text, secrets = case
+    for out in outputs(text):
+        shown = out.decode("latin-1") if isinstance(out, bytes) else out
+        for secret in secrets:
+            assert secret not in shown, (secret, shown[-300:])
+
+
 # -- linear time: what reaches the patterns is bounded -------------------------------------------
 
 
@@ -501,6 +521,12 @@ WORST = {
     "token": "a_token=",
     "wrapped": "sk-proj-a\n",
     "bearer": "Bearer ",
+    # issue 36: quoted values, names that are no secret, escaped JSON, PEM lines
+    "quoted": '"password": "',
+    "not secret": 'pageToken="',
+    "escaped": '\\"SessionToken\\": \\"',
+    "pem": "-----BEGIN PRIVATE KEY-----",
+    "pem pairs": "-----BEGIN PRIVATE KEY-----x-----END ",
 }
 
 

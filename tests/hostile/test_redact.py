@@ -7,7 +7,7 @@ import pickle
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
@@ -18,6 +18,7 @@ from normalize_errors._safe_copy import MAX_DEPTH, sanitize
 from ..support import examples
 from . import shapes
 from .sdk_errors import SDK_ERRORS, harness_error, log_lines, shown
+from .strategies import pem_block, quoted_field, unquoted_field
 
 # Shapes of real credentials (made up, never issued).
 SECRETS = [
@@ -366,6 +367,45 @@ def test_redact_all_never_cuts_and_catches_a_secret_at_any_window_edge(
     assert out.endswith("\n. " + tail + "THE LAST LINE")
 
 
+LONG_QUOTED = (
+    '{"client_secret": "' + "; ".join(f"Q{n:06d}Q" for n in range(400)) + '"}',
+    [f"Q{n:06d}Q" for n in range(400)],
+)
+"""A quoted value of about 4,000 characters (under ``QUOTED_MOST``), its words joined by ``; ``."""
+_LONG_LINES = [f"Q{n:03d}" + "Z0x9" * 14 + "Q" for n in range(100)]
+LONG_PEM = (shapes.pem("RSA PRIVATE KEY", _LONG_LINES, "\\n"), _LONG_LINES)
+"""A PEM key of about 6,400 characters with escaped line breaks (as long as an RSA-8192 key)."""
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    case=st.one_of(
+        quoted_field(), unquoted_field(), pem_block(), st.sampled_from([LONG_QUOTED, LONG_PEM])
+    ),
+    offset=st.integers(min_value=-7_000, max_value=600),
+    edge=st.sampled_from([16_384, 2 * 16_384, 3 * 16_384 + 512]),
+    tail=st.text(alphabet="abc xyz.\n", min_size=1, max_size=50),
+)
+def test_redact_all_catches_quoted_values_and_pem_keys_at_any_window_edge(
+    case: tuple[str, list[str]], offset: int, edge: int, tail: str
+) -> None:
+    """Issue 36: a quoted value, a named value or a PEM private key across a window's edge
+    (a window that starts where its name or BEGIN line starts reads it again whole): no piece
+    survives, and the text before and after stays (after a PEM block cut before its END
+    line, nothing is known to be after it)."""
+    from normalize_errors._redact import redact_all
+
+    field, secrets = case
+    head = "." * max(0, edge + offset)
+    text = head + " " + field + "\n. " + tail + "THE LAST LINE"
+    out = redact_all(text)
+    for secret in secrets:
+        assert secret not in out
+    assert out.startswith(head + " ")
+    if "-----BEGIN" not in field or "-----END" in field:
+        assert out.endswith("\n. " + tail + "THE LAST LINE")
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     st.text(alphabet="abcdefgh ijk\n.:/()[]'\"", min_size=1, max_size=300),
@@ -552,6 +592,23 @@ def test_a_quoted_value_is_redacted_to_its_closing_quote(text: str, expected: st
     assert err.upstream["message"] == expected
 
 
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_json_inside_json_strings_loses_the_value_at_any_depth(depth: int) -> None:
+    """``json.dumps`` of a body, then of that text up to three times more (a message holding
+    a body holding a message...): the quote that closes the value is the one after as many
+    backslashes as the one that opened it (0, 1, 3, 7); quotes, blanks, ``;`` and line
+    breaks inside the value never close it."""
+    body = {"password": 'say "cheese"; then\nleave', "user": "bob"}
+    text = json.dumps(body)
+    for _ in range(depth):
+        text = json.dumps(text)
+    out = redact(text)
+    for word in ("cheese", "then", "leave"):
+        assert word not in out, out
+    assert "bob" in out
+    assert out.count(REDACTED) == 1
+
+
 def test_a_quoted_value_is_read_to_a_stated_bound() -> None:
     """A value with no closing quote within ``QUOTED_MOST`` characters is redacted that far:
     no credential written in quotes is longer (a long PEM key is redacted by its own lines)."""
@@ -614,6 +671,15 @@ def test_an_encrypted_traditional_rsa_key_loses_its_headers_and_body() -> None:
     lines = [*shapes.ENCRYPTED_RSA_HEADERS, *PEM_LINES["RSA PRIVATE KEY"]]
     out = redact(shapes.pem("RSA PRIVATE KEY", lines))
     assert out == "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize("label", ["DSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"])
+def test_other_private_key_blocks_are_redacted_too(label: str) -> None:
+    """Every BEGIN line that names a private key: DSA keys, and OpenPGP's ASCII armor (RFC
+    4880, section 6.2: armor headers, a blank line, the body and its checksum)."""
+    lines = ["Version: GnuPG v2", "", *shapes.pem_body(11, 600), "=Kx3q"]
+    out = redact(shapes.pem(label, lines))
+    assert out == f"-----BEGIN {label}-----[REDACTED]-----END {label}-----\n"
 
 
 def test_public_keys_and_certificates_are_kept() -> None:
