@@ -20,14 +20,17 @@ What is recognised (each replaced by ``[REDACTED]``):
   a word start;
 * keys hard-wrapped across lines (``\\n``, ``\\r\\n`` or an escaped ``\\n`` inside them);
 * ``Bearer`` / ``Basic`` credentials (also ``Bearer%20...`` and ``Bearer+...``);
-* the whole value of ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and
-  ``Set-Cookie`` (any scheme, every cookie) up to the end of the line or quoted string;
-* the value of credential-named fields written ``name: value``, ``name=value`` or
-  ``"name": "value"`` (any case, ``-`` or ``_``): ``api_key``, ``x-api-key``,
-  ``x-goog-api-key``, ``access_token`` and every other ``*_token``, ``client_secret``,
-  ``password``, ``secret_key``, ``private_key``...; and of the short names ``key``,
-  ``token``, ``secret``, ``sig``, ``signature``, ``credential`` written ``name=value`` (as
-  in a query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
+* the value written after a name ``secret_name`` accepts (the one rule for names, in
+  ``_secret_names``: ``SecretAccessKey``, ``SessionToken``, ``AccountKey``, ``x-api-key``,
+  ``client_secret``, ``sig``...), as JSON, a repr, JSON inside JSON strings, ``name=value``,
+  ``name: value``, a ``;``-separated connection string or a query. A quoted value to its
+  closing quote of the same kind (at most ``QUOTED_MOST`` characters), blanks, ``;`` and
+  escapes included; an unquoted one to a blank or one of ``"'`,;&}<>\\``, and the value of an
+  ``Authorization``, ``Proxy-Authorization``, ``Cookie`` or ``Set-Cookie`` header to the end
+  of its line. A bare prose word (``_PROSE``: "Unexpected token: foo") before an unquoted
+  colon and value is no field;
+* the body of a PEM private key (``-----BEGIN ... PRIVATE KEY-----``) to its END line, or to
+  the end of the text read when it was cut before it;
 * the user information of a URL (``https://user:password@host``).
 
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
@@ -161,6 +164,7 @@ _NAME_SEP: Final = rf"{_QUOTE}?[ \t]*(:|=|%3[ad])[ \t]*{_QUOTE}?"
 
 
 def _named(word: str) -> LazyPattern:
+    """``word`` and one of its ``ENDINGS`` (``passw(?:ord|d)``), then ``_NAME_SEP``."""
     tails = ENDINGS[word]
     return LazyPattern(
         f"({word}{'(?:' + '|'.join(tails) + ')' if tails != ('',) else ''}){_NAME_SEP}"
