@@ -1,5 +1,4 @@
-"""Errors of the real SDK clients whose error body carries a credential, and every way the
-harness error made from one comes out (``str``, ``repr``, ``to_json()``, a pickle, log lines).
+"""Errors of the real SDK clients whose error body carries a credential.
 
 The clients are the real ``openai.OpenAI``, ``anthropic.Anthropic`` and ``genai.Client`` over an
 in-memory transport that answers with the given status and JSON body; the SDK builds its own
@@ -10,21 +9,16 @@ gateway or proxy that echoes a request's configuration into its error would writ
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-import pickle
 from typing import Any
 
 import anthropic
 import httpx
 import openai
 from google import genai
-from google.genai import types
+from google.genai import errors, types
 
-from normalize_errors import HarnessError, normalize
 from normalize_errors._replay_calls import http_library
-from normalize_errors.bindings.otel import HarnessErrorFilter
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
 
@@ -80,51 +74,9 @@ def google_error(status: int, body: Any) -> BaseException:
     client = genai.Client(api_key="not-a-key", http_options=options)
     try:
         client.models.generate_content(model="gemini-2.5-flash", contents="Hello")
-    except genai.errors.APIError as exc:
+    except errors.APIError as exc:
         return exc
     raise AssertionError("no error")
 
 
 SDK_ERRORS = {"openai": openai_error, "anthropic": anthropic_error, "google": google_error}
-
-
-def harness_error(vendor: BaseException) -> HarnessError:
-    """``normalize(vendor)``, raised ``from`` it so that its traceback and chain are set."""
-    try:
-        try:
-            raise vendor
-        except Exception as exc:
-            raise normalize(exc) from exc
-    except HarnessError as err:
-        return err
-    raise AssertionError("unreachable")
-
-
-def log_lines(err: HarnessError) -> str:
-    """What a real logger writes for ``err``: ``logger.error("...: %s", err)`` and
-    ``logger.exception(...)`` (the traceback prints the whole chain, the vendor's message
-    included) through a handler with ``HarnessErrorFilter``."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.addFilter(HarnessErrorFilter())
-    logger = logging.getLogger(f"tests.hostile.sdk_errors.{id(stream)}")
-    logger.handlers[:] = [handler]
-    logger.propagate = False
-    logger.error("model call failed: %s", err)
-    try:
-        raise err
-    except HarnessError:
-        logger.exception("model call failed")
-    return stream.getvalue()
-
-
-def shown(err: HarnessError) -> dict[str, str]:
-    """Every way ``err`` comes out, by name."""
-    return {
-        "str": str(err),
-        "repr": repr(err),
-        "to_json": err.to_json(),
-        "args": repr(err.args),
-        "pickle": repr(pickle.loads(pickle.dumps(err)).to_dict()),
-        "log": log_lines(err),
-    }

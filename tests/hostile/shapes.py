@@ -105,13 +105,21 @@ AWS_CREDENTIALS = {
 AWS_SECRETS = (AWS_CREDENTIALS["SecretAccessKey"], AWS_CREDENTIALS["SessionToken"])
 
 
+class _TzUtc(datetime.tzinfo):
+    """UTC, shown as dateutil's ``tzutc()`` is (botocore parses timestamps into it)."""
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+    def __repr__(self) -> str:
+        return "tzutc()"
+
+
 def aws_credentials_repr() -> str:
     """How ``print(sts.get_session_token()["Credentials"])`` shows them: boto3 returns the
     expiration as a ``datetime`` in dateutil's UTC zone."""
-    from dateutil.tz import tzutc
-
     credentials: dict[str, object] = dict(AWS_CREDENTIALS)
-    credentials["Expiration"] = datetime.datetime(2020, 5, 19, 18, 6, 10, tzinfo=tzutc())
+    credentials["Expiration"] = datetime.datetime(2020, 5, 19, 18, 6, 10, tzinfo=_TzUtc())
     return repr(credentials)
 
 
