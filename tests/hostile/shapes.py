@@ -111,6 +111,12 @@ class _TzUtc(datetime.tzinfo):
     def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
         return datetime.timedelta(0)
 
+    def dst(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+    def tzname(self, dt: datetime.datetime | None) -> str:
+        return "UTC"
+
     def __repr__(self) -> str:
         return "tzutc()"
 
