@@ -25,6 +25,7 @@ from normalize_errors.replay import load, shipped
 
 from ..support import examples
 from . import shapes
+from .strategies import names
 
 # Made up, of the vendors' formats (32 hex digits; Portkey's virtual keys are names+suffix).
 HEX_KEY = "3f9c0a7d5b1e4c2f8a6d0b9e7c1f2a4d"
@@ -321,33 +322,6 @@ def test_every_secret_name_ends_with_a_word_the_text_rule_looks_for() -> None:
             for word, tails in _secret_names.ENDINGS.items()
             for tail in tails
         ), part
-
-
-WORDS = [
-    *("Key", "Token", "Secret", "Password", "Passwd", "Passphrase", "Sig", "Signature"),
-    *("Credential", "Credentials", "Auth", "Authorization", "Cookie", "Session", "Tokens"),
-    *("Access", "Shared", "Account", "Name", "Page", "Next", "Max", "Input", "Id", "Client"),
-    *("Private", "Count", "Api", "X", "Amz", "Security", "Refresh", "Endpoint", "Suffix"),
-    *("Tokenizer", "Monkey", "Author", "Keyboard", "Sas", "Db", "Oauth", "Cursor", "Sync"),
-]
-
-
-@st.composite
-def names(draw: st.DrawFn) -> str:
-    """A name of one to four words, written in one of the ways code and protocols write them."""
-    words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
-    style = draw(st.sampled_from(["snake", "kebab", "camel", "pascal", "upper", "dotted"]))
-    if style == "snake":
-        return "_".join(word.lower() for word in words)
-    if style == "kebab":
-        return "-".join(words)
-    if style == "camel":
-        return words[0].lower() + "".join(words[1:])
-    if style == "upper":
-        return "_".join(word.upper() for word in words)
-    if style == "dotted":
-        return ".".join(word.lower() for word in words)
-    return "".join(words)
 
 
 @settings(max_examples=examples(300), deadline=None)
