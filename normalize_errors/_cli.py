@@ -98,13 +98,46 @@ def _codes(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _refuse(command: str, message: str) -> int:
+    """Say on standard error, in one line, why ``command`` cannot answer; exit status 2."""
+    sys.stderr.write(f"normalize-errors {command}: {message}\n")
+    return 2
+
+
+def close_codes(word: str) -> list[str]:
+    """The registered codes ``word`` may have meant: those whose last part is spelt like
+    ``word``'s (``overloaded``, ``rate_limit``, ``upstream.overloded``), then whole codes
+    spelt like it (``upstrem.overloaded``)."""
+    import difflib
+
+    by_last: dict[str, list[str]] = {}
+    for code in CODES:
+        by_last.setdefault(code.rpartition(".")[2], []).append(code)
+    found = []
+    for part in difflib.get_close_matches(word.rpartition(".")[2], list(by_last), 3, 0.7):
+        found += by_last[part]
+    found += [c for c in difflib.get_close_matches(word, list(CODES), 3, 0.85) if c not in found]
+    return found[:3]
+
+
+def _did_you_mean(options: Sequence[str]) -> str:
+    return f" (did you mean {' or '.join(options)}?)" if options else ""
+
+
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
     code: str = args.code
     if code not in CODES:
-        known = code.partition(".")[0] in {c.partition(".")[0] for c in CODES}
-        hint = " (an unknown code of a known category: read as its category)" if known else ""
-        out.write(f"{code}: not a registered code{hint}. Run `normalize-errors codes`.\n")
-        return 2
+        categories = {c.partition(".")[0] for c in CODES}
+        if code in categories:
+            listed = ", ".join(c for c in CODES if c.startswith(code + "."))
+            return _refuse("explain", f"{code} is a category, not a code; its codes: {listed}")
+        known = code.partition(".")[0] in categories
+        hint = "an unknown code of a known category is read as its category; " if known else ""
+        return _refuse(
+            "explain",
+            f"{code} is not a registered code{_did_you_mean(close_codes(code))}; {hint}"
+            "`normalize-errors codes` lists them",
+        )
     info = code_info(code)
     err = class_for_code(code)()
     lines = [
@@ -131,10 +164,9 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from .replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(
-            f"replay needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}\n"
+        return _refuse(
+            "replay", f"needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}"
         )
-        return 2
     prepare = None
     if args.wrapped:
         from ._wrap import wrap
@@ -149,8 +181,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         try:
             scenario = load(path)
         except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
-            out.write(f"normalize-errors replay: {exc}\n")
-            return 2
+            return _refuse("replay", str(exc))
         missing = _missing_sdk(scenario)
         if missing is not None:  # an SDK this install does not have: skip, naming it
             skipped += 1
@@ -231,21 +262,27 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
 
         rows = catalog(args.paths)
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(f"cassettes needs PyYAML (pip install 'normalize-errors[testing]'): {exc}\n")
-        return 2
+        return _refuse(
+            "cassettes", f"needs PyYAML (pip install 'normalize-errors[testing]'): {exc}"
+        )
     except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
-        out.write(f"normalize-errors cassettes: {exc}\n")
-        return 2
+        return _refuse("cassettes", str(exc))
     total = len(rows)
     if args.provider:
+        known = sorted({*NAMES, *(r["provider"] for r in rows)})
+        if args.provider not in known:
+            return _refuse("cassettes", _no_provider(args.provider, known))
         rows = [r for r in rows if r["provider"] == args.provider]
-    if args.code:  # a code, or a category (``upstream``) or any leading part of one
+    if args.code:  # a code, or a category (``upstream``)
         wanted: str = args.code.rstrip(".")
-        rows = [
-            r
-            for r in rows
-            if r["code"] and (r["code"] == wanted or r["code"].startswith(wanted + "."))
-        ]
+        if not any(_gives(code, wanted) for code in CODES):
+            hint = _did_you_mean(close_codes(wanted))
+            return _refuse(
+                "cassettes",
+                f"--code {wanted}: no registered code or category{hint}; "
+                "`normalize-errors codes` lists them",
+            )
+        rows = [r for r in rows if r["code"] and _gives(r["code"], wanted)]
     if args.json:
         for row in rows:
             out.write(json.dumps(row) + "\n")
@@ -264,6 +301,21 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"\nin {shipped()}")
     out.write("\n")
     return 0
+
+
+def _gives(code: str, wanted: str) -> bool:
+    """Whether ``code`` is the code ``wanted``, or of the category ``wanted``."""
+    return code == wanted or code.startswith(wanted + ".")
+
+
+def _no_provider(name: str, known: Sequence[str], listed: str | None = None) -> str:
+    """The refusal of a provider name that is none of ``known``, listing them (or saying
+    where they are listed)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=2, cutoff=0.7)
+    where = listed or f"the providers: {', '.join(known)}"
+    return f"no provider {name!r}{_did_you_mean(close)}; {where}"
 
 
 def fitted_table(rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
@@ -290,8 +342,9 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from .testing import record
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(f"record needs the 'testing' extra: {exc}\n")
-        return 2
+        return _refuse("record", f"needs the 'testing' extra: {exc}")
+    if not os.path.exists(args.script):
+        return _refuse("record", f"no script {args.script!r} (no such file)")
     saved = sys.argv[:]
     sys.argv = [args.script, *args.args]
     status = 0
@@ -301,8 +354,12 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
                 runpy.run_path(args.script, run_name="__main__")
             except SystemExit as stop:
                 status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
-            except Exception as exc:  # a failure is often what was meant to be recorded
-                out.write(f"the script raised {qualname(exc)}\n")
+            except Exception as exc:  # what it recorded before is kept: often the failure
+                sys.stderr.write(
+                    f"normalize-errors record: the script raised {qualname(exc)}"
+                    " (its exchanges up to then are recorded)\n"
+                )
+                status = 1  # as Python's own exit status for an uncaught exception
     finally:
         sys.argv = saved
     for path in written:
@@ -534,6 +591,11 @@ def _corpus(args: argparse.Namespace, out: TextIO) -> int:
     from . import corpus
 
     cases = corpus.load()
+    if args.provider:
+        known = sorted({c.provider for c in cases})
+        if args.provider not in known:
+            listed = f"the corpus's {len(known)} providers are the by_provider keys of --json"
+            return _refuse("corpus", _no_provider(args.provider, known, listed))
     if args.split != "all":
         holdout = args.split == "holdout"
         cases = [c for c in cases if corpus.in_holdout(c.id) is holdout]
@@ -592,11 +654,18 @@ def _parser() -> argparse.ArgumentParser:
     cassettes.add_argument(
         "--code", help="only those giving this code, or a code of this category (upstream)"
     )
-    record = sub.add_parser("record", help="record a script's HTTP calls as cassettes")
-    record.add_argument("--out", default="cassettes", help="folder to write to")
+    record = sub.add_parser(
+        "record",
+        help="record a script's HTTP calls as cassettes",
+        usage="normalize-errors record [-h] [--out DIR] [--name NAME] SCRIPT [ARG ...]",
+    )
+    record.add_argument("--out", default="cassettes", metavar="DIR", help="folder to write to")
     record.add_argument("--name", help="cassette name (default: recorded_<status>)")
-    record.add_argument("script", help="a Python script that makes the calls")
-    record.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    record.add_argument("script", metavar="SCRIPT", help="a Python script that makes the calls")
+    passed = record.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARG", help="the script's arguments, if any"
+    )
+    passed.required = False  # argparse counts a REMAINDER as required: its error named it
     classify = sub.add_parser(
         "classify",
         help="one failed response (raw HTTP, JSON, or a bare error body) -> its problem object",

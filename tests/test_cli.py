@@ -64,11 +64,53 @@ def test_explain_a_code() -> None:
 
 
 @pytest.mark.parametrize("code", ["upstream.nope", "bogus"])
-def test_explain_an_unknown_code(code: str) -> None:
-    """A clear message and exit status 2."""
+def test_explain_an_unknown_code(code: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A clear message on standard error and exit status 2."""
     status, text = run("explain", code)
-    assert status == 2
-    assert "not a registered code" in text
+    assert (status, text) == (2, "")
+    assert "not a registered code" in capsys.readouterr().err
+
+
+NE = str(Path(sys.executable).with_name("normalize-errors"))
+"""The console script, as a user runs it."""
+
+
+def console(
+    *argv: str, stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``normalize-errors ARGV`` run by its console script in a child process."""
+    return subprocess.run(
+        [NE, *argv], input=stdin, capture_output=True, text=True, check=False, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "meant"),
+    [
+        ("overloaded", "upstream.overloaded"),  # the last part alone
+        ("rate_limit", "upstream.rate_limited"),
+        ("upstream.overloded", "upstream.overloaded"),  # a typo
+        ("upstrem.overloaded", "upstream.overloaded"),
+        ("timeout", "loop.timeout or tool.timeout"),  # two codes end so
+    ],
+)
+def test_explain_offers_the_code_you_may_have_meant(word: str, meant: str) -> None:
+    """``explain overloaded``: the registry's codes spelt like it, or whose last part is, are
+    offered, in one line on standard error, with exit status 2."""
+    done = console("explain", word)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"(did you mean {meant}?)" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_explain_of_a_category_lists_its_codes_and_of_nonsense_offers_nothing() -> None:
+    done = console("explain", "upstream")
+    assert done.returncode == 2
+    assert "upstream is a category, not a code; its codes: upstream.rate_limited, " in done.stderr
+    done = console("explain", "nonsense")
+    assert done.returncode == 2
+    assert "did you mean" not in done.stderr
 
 
 def test_console_script_runs() -> None:
@@ -219,14 +261,60 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
     failing = tmp_path / "failing.py"
     failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
     status, text = run("record", "--out", str(tmp_path / "out"), str(failing))
-    assert status == 0
-    assert text.splitlines() == [
-        "the script raised builtins.KeyError",
-        "no HTTP exchange was recorded",
-    ]
+    assert status == 1  # as Python's own for an uncaught exception
+    assert text.splitlines() == ["no HTTP exchange was recorded"]
     silent = tmp_path / "silent.py"
     silent.write_text("import sys\nsys.exit('bad usage')\n", encoding="utf-8")
     assert run("record", "--out", str(tmp_path / "out"), str(silent))[0] == 1
+
+
+def test_record_refuses_a_missing_script_and_fails_with_one_that_raised(tmp_path: Path) -> None:
+    """``record nope.py`` exits 2 with one line naming the script (nothing is run or
+    recorded); a script that raised exits 1 and says so on standard error, its exchanges up
+    to then recorded; the usage shows the script's arguments as optional."""
+    done = console("record", "--out", str(tmp_path / "out"), "nope.py", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "normalize-errors record: no script 'nope.py' (no such file)\n"
+    assert not (tmp_path / "out").exists()
+    failing = tmp_path / "failing.py"
+    failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
+    done = console("record", "--out", str(tmp_path / "out"), str(failing))
+    assert done.returncode == 1
+    assert done.stdout == "no HTTP exchange was recorded\n"
+    assert "the script raised builtins.KeyError" in done.stderr
+    bare = console("record")
+    assert bare.returncode == 2
+    assert "SCRIPT [ARG ...]" in bare.stderr
+    assert bare.stderr.splitlines()[-1].endswith("the following arguments are required: SCRIPT")
+
+
+def test_cassettes_refuse_a_provider_or_code_that_is_none(tmp_path: Path) -> None:
+    """``cassettes --provider nope`` says there is no such provider, listing the registry's
+    (and the providers of the cassettes listed), and exits 2; ``--code`` likewise offers the
+    code meant. Nothing is printed on standard output."""
+    needs("yaml")
+    from normalize_errors.providers import NAMES
+
+    done = console("cassettes", "--provider", "nope")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("normalize-errors cassettes: no provider 'nope'; the providers: ")
+    assert all(name in done.stderr for name in NAMES)
+    done = console("cassettes", "--provider", "opnai", "--json")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "(did you mean openai?)" in done.stderr
+    done = console("cassettes", "--code", "overloaded")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "(did you mean upstream.overloaded?)" in done.stderr
+    listed = console("cassettes", "--provider", "cohere", "--code", "upstream")
+    assert listed.returncode == 0
+    assert " of " in listed.stdout
+
+
+def test_corpus_refuses_a_provider_with_no_case() -> None:
+    done = console("corpus", "--provider", "vlm")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "no provider 'vlm' (did you mean vllm?)" in done.stderr
+    assert console("corpus", "--provider", "vllm", "--json").returncode == 0
 
 
 def cli(*argv: str, stdin: str) -> subprocess.CompletedProcess[str]:
@@ -487,7 +575,13 @@ def test_replay_of_http_cassettes_with_only_httpx2_goes_through_httpx2() -> None
 
 @pytest.mark.parametrize(
     "argv",
-    [["codes"], ["codes", "--json"], ["cassettes"], ["cassettes", "--json"], ["explain", "x.y"]],
+    [
+        ["codes"],
+        ["codes", "--json"],
+        ["cassettes"],
+        ["cassettes", "--json"],
+        ["explain", "loop.timeout"],
+    ],
 )
 def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
     """`normalize-errors codes | head -1`: a reader that has gone away (here before the first

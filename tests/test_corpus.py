@@ -117,7 +117,7 @@ def test_the_loader_names_the_file_and_line_of_a_line_it_cannot_read(
     ``UnicodeDecodeError``; the good line before it is no excuse."""
     good = next(iter(lines()))[2].encode()
     (tmp_path / "a.jsonl").write_bytes(good + b"\n\n" + bad + b"\n")
-    with pytest.raises(ValueError, match="a.jsonl:3: ") as caught:
+    with pytest.raises(ValueError, match=r"a\.jsonl:3: ") as caught:
         corpus.load(tmp_path)
     assert type(caught.value) is ValueError
     assert reason in str(caught.value)
@@ -133,7 +133,7 @@ def test_the_loader_counts_lines_as_a_jsonl_file_does(tmp_path: Any) -> None:
     assert "\u2028" in text
     broken = "{"
     (tmp_path / "a.jsonl").write_text(text + "\n" + broken + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="a.jsonl:2: not JSON"):
+    with pytest.raises(ValueError, match=r"a\.jsonl:2: not JSON"):
         corpus.load(tmp_path)
     (tmp_path / "a.jsonl").write_text(text + "\n", encoding="utf-8")
     assert corpus.load(tmp_path)[0].notes == "a note\u2028with a line separator"
