@@ -3,25 +3,32 @@
 Subcommands:
 
 * ``codes [--json]``: the registry as a table, or as JSON.
-* ``explain CODE``: what a code means, its defaults, HTTP status, advice and class.
+* ``explain CODE``: what a code means, its defaults, HTTP status, advice and class; a word
+  that is no code gets the codes it may mean (``close_codes``).
 * ``replay [PATH ...] [--json] [--mode sync|async] [--wrapped]``: replay cassettes (default:
   the shipped ones) offline through the real SDK clients and print what each failure
   becomes. Exits 1 if any cassette does not give the harness error its metadata expects.
-* ``cassettes [PATH ...] [--json]``: the cassettes (default: the shipped ones) with their
-  public names (``anthropic/overloaded_529``), the harness code each gives and its source.
+* ``cassettes [PATH ...] [--json] [--provider P] [--code C]``: the cassettes (default: the
+  shipped ones) with their public names (``anthropic/overloaded_529``), the harness code
+  each gives and its source.
 * ``record [--out DIR] [--name NAME] SCRIPT [ARG ...]``: run a Python script of yours and
   record every HTTP exchange it makes as a cassette under DIR (default ``cassettes``),
-  credentials removed (see ``normalize_errors.testing.record``).
-* ``classify [FILE] [--provider NAME]``: read one failed response from FILE or standard
-  input (raw HTTP text, JSON with ``status``, ``headers`` and ``body``, or a vendor's bare
-  error body or page as pasted from a log) and print its problem object as JSON; standard
-  error names the form read, and input in none of the forms exits 2 (``CLASSIFY_HELP``).
+  credentials removed (see ``normalize_errors.testing.record``); exits 1 if it raised.
+* ``classify [FILE] [--provider NAME]``: read one failed response from FILE, standard input
+  or the argument itself (raw HTTP, JSON with ``status``, ``headers`` and ``body``, a
+  vendor's bare error body or page, a stream's events, a pasted traceback; ``_pasted``
+  reads the text) and print its problem object as JSON; standard error names the form read.
+  Exit status 2 when the input cannot be read, 3 when it holds nothing a provider sends for
+  a failure (``CLASSIFY_HELP``).
+* ``corpus [--split S] [--kind K] [--provider P] [--json]``: the score on the corpus.
+
+Standard output holds the answer only; a refusal (an unknown code, provider or file) is one
+line on standard error, with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import shutil
@@ -30,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
 from ._code_classes import class_for_code
+from ._exceptions import HarnessError
 from ._registry import CODES, code_info
 from ._safe_read import qualname
 from .providers import NAMES
@@ -369,17 +377,6 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
     return status
 
 
-_FORMS: Final = {
-    "object": "a JSON object with status, headers and body",
-    "body": "a bare error body (JSON, no status or headers)",
-    "page": "a bare page or text body (no status or headers)",
-    "http": "raw HTTP (status line, headers, blank line, body)",
-    "headers": "raw HTTP without a status line (headers, blank line, body)",
-    "problem": "a problem details object (application/problem+json)",
-    "traceback": "a Python traceback (its last line: the SDK's exception)",
-}
-"""The forms ``classify`` reads, by the name it reports on standard error."""
-
 CLASSIFY_HELP: Final = """\
 Reads one failed response and prints its problem object (JSON) on standard output; standard
 error says which form of input was read. The forms:
@@ -392,21 +389,38 @@ error says which form of input was read. The forms:
                     {"type": "error", "error": {"type": "overloaded_error", ...}}  (Anthropic)
                     {"error": {"message": ..., "type": ..., "code": ...}}  (OpenAI and kin)
                     {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}  (Google)
-                    or any other JSON object or array; read without a status
+                    or any other JSON object or array, or a dict a log printed with
+                    repr ({'error': {...}}); read without a status. A result or a
+                    stream's event (a completion cut at the token limit) is read for
+                    its stop reason.
   bare page         an HTML page or a line of text that starts with '<'
+  stream            a stream's events (event: and data: lines): its error event, else
+                    how it ended (a finish at the token limit)
+  SDK's text        an error as an SDK prints it with no status: botocore's "An error
+                    occurred (ThrottlingException) when calling the Converse operation:
+                    ...", Google's gRPC text ("... [reason: \"API_KEY_INVALID\" ...")
   problem details   {"type": ..., "title": ..., "status": 429, ...}  (application/problem+json,
                     a harness error's or any RFC 9457 one; its status is read as the HTTP status)
-  traceback         a whole Python traceback of an SDK exception, or only its last line:
+  traceback         a whole Python traceback (chained, or an exception group) holding an
+                    exception an SDK raised, or only that exception's line:
                     openai.BadRequestError: Error code: 400 - {'error': {...}}
-                    anthropic.OverloadedError: Error code: 529 - {'type': 'error', ...}
+                    anthropic.OverloadedError: 529 Overloaded (request_id: req_..., ...)
                     google.genai.errors.ClientError: 400 INVALID_ARGUMENT. {'error': {...}}
-                    (the provider from the exception's module, the status from its message)
+                    (the provider from the exception's module, the status from its message;
+                    each exception of a chain is read apart, and the SDK's is read, not the
+                    one the application raised over it or while handling it)
+
+FILE is a file to read, or - for standard input (the default). An argument that names no
+file is read as the text itself when it holds a line break, '{', '[', '<', ': ' or
+'Traceback', or starts with 'HTTP/' (pasted JSON, a page, a traceback, an exception's line).
 
 The problem object goes to standard output; standard error also says the code and its
 advice (what to do next).
 
-Exit status: 0 when a problem object was printed, 2 when the input is none of these forms
-(nothing is printed on standard output then).
+Exit status: 0 when a problem object was printed; 2 when the input cannot be read (no such
+file, a folder, not UTF-8, JSON that does not parse); 3 when it holds nothing a provider
+sends for a failure (no HTTP status, no error code, type or message, no page, no SDK
+exception): not recognised. Nothing is printed on standard output unless the status is 0.
 """
 
 
@@ -421,165 +435,147 @@ _ADVICE: Final = {
 }
 """What each ``advice`` word asks of the caller, as ``classify`` prints it."""
 
-_SDK_MODULES: Final = (("google.genai", "google"), ("openai", "openai"), ("anthropic", "anthropic"))
-"""The exception modules ``classify`` reads a traceback of, and their provider."""
+NOT_RECOGNISED: Final = 3
+"""``classify``'s exit status for input that holds nothing a provider sends for a failure."""
 
-_CLASS_STATUS: Final = {
-    "BadRequestError": 400,
-    "AuthenticationError": 401,
-    "PermissionDeniedError": 403,
-    "NotFoundError": 404,
-    "ConflictError": 409,
-    "RequestTooLargeError": 413,
-    "UnprocessableEntityError": 422,
-    "RateLimitError": 429,
-    "ServiceUnavailableError": 503,
-    "OverloadedError": 529,
-}
-"""The status an openai or anthropic exception class stands for, when its message (the raw
-body of a response that was not JSON) does not say it."""
+_TEXT_MARKS: Final = ("\n", "{", "[", "<", ": ", "Traceback")
+"""What makes an argument that names no file the text itself (``CLASSIFY_HELP``)."""
 
 
-def _status_text(text: str) -> bool:
-    return len(text) == 3 and text.isdigit()
-
-
-def _python_value(text: str) -> Any:
-    """A dict or list an SDK printed with ``repr`` (single quotes, True, None), read back
-    with ``ast.literal_eval`` (literals only, never code); else the text as it is."""
-    if text[:1] in ("{", "["):
+def _classify_input(given: str | None) -> bytes | str:
+    """The bytes ``classify`` reads (a file, standard input, or the argument itself), or
+    the one-line reason it cannot read any (``FILE`` in ``CLASSIFY_HELP``)."""
+    if given in (None, "-"):
+        return sys.stdin.buffer.read()
+    assert given is not None
+    if os.path.isdir(given):
+        return f"{given} is a folder: give one file, or the text itself"
+    if os.path.exists(given):
         try:
-            value = ast.literal_eval(text)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return text
-        if isinstance(value, (dict, list)):
-            return json.dumps(value, default=str)
-    return text
+            with open(given, "rb") as source:
+                return source.read()
+        except OSError as exc:
+            return f"cannot read {given}: {exc.strerror or type(exc).__name__}"
+    if given.startswith("HTTP/") or any(mark in given for mark in _TEXT_MARKS):
+        return os.fsencode(given)  # pasted as the argument: the text itself
+    return (
+        f"no file {given!r} (an argument that names no file is read as the text itself only "
+        "when it holds a line break, '{', '[', '<', ': ' or 'Traceback', or starts with HTTP/)"
+    )
 
 
-def _read_traceback(text: str) -> tuple[Any, Any, Any, str] | None:
-    """(status, headers, body, provider) of a pasted traceback whose last exception is an
-    SDK's (or of that exception's line alone); None when the text is not one.
+def _answer(
+    status: Any, headers: Any, body: Any, form: str, provider: str | None
+) -> tuple[HarnessError, str]:
+    """The error a pasted response means, and the form it was read as: read as the corpus
+    reads its cases (``corpus.run``). A bare JSON body that is an SDK result or a stream's
+    event is read for its stop reason first (``diagnose``, ``diagnose_stream``: a finish at
+    the token limit, a failed response); a stream's events for an error event, else for how
+    the stream ended.
 
     Raises:
-        ValueError: a traceback, but of no SDK exception ``classify`` reads.
+        Unrecognised: nothing a provider sends for a failure is in it (``_recognised``).
     """
-    raw = text.strip().splitlines()
-    lines = [line.strip() for line in raw]
-    traced = any(line.startswith("Traceback (most recent call last)") for line in lines)
-    for at in range(len(lines) - 1, -1, -1):
-        name, sep, first = lines[at].partition(": ")  # "openai.RateLimitError: Error code: ..."
-        parts = name.split(".")
-        if not sep or len(parts) < 2 or not all(part.isidentifier() for part in parts):
-            continue
-        provider = next((p for module, p in _SDK_MODULES if name.startswith(module + ".")), None)
-        if provider is None:
-            if traced:
-                continue  # a note or a chained exception's line after the SDK's
-            return None
-        message = "\n".join([first, *raw[at + 1 :]])  # a page spans lines
-        status: Any = None
-        body: Any = message
-        if provider == "google" and not message.startswith("Error code: "):
-            # APIError.__str__: f"{code} {status}. {details}" (the Interactions API's errors
-            # print as openai's do, below)
-            head, dot, details = message.partition(". ")
-            words = head.split(" ")
-            if dot and len(words) == 2 and _status_text(words[0]):
-                status, body = int(words[0]), _python_value(details)
-        elif message.startswith("Error code: "):  # f"Error code: {status} - {body}" (openai
-            # 1.x and 2.x, anthropic) or f"Error code: {status} - {message}" (openai 3.x)
-            number, _, rest = message[len("Error code: ") :].partition(" - ")
-            if _status_text(number):
-                status = int(number)
-                body = _python_value(rest)
-                if body == rest and rest and rest[:1] not in ("{", "[", "<"):
-                    body = json.dumps({"error": {"message": rest}})  # the field it came from
-        else:  # the raw body alone (not JSON): the class says the status, if any
-            status = _CLASS_STATUS.get(parts[-1])
-        return status, {}, body, provider
-    if traced:
-        raise ValueError("a traceback, but not of an openai, anthropic or google-genai error")
-    return None
+    from ._facade import diagnose, diagnose_stream, from_response
+    from ._pasted import FORMS, Unrecognised, stream_data
+
+    if form in ("body", "stream"):
+        data = json.loads(body, strict=False) if form == "body" else stream_data(body)
+        found = diagnose(data, provider=provider) if isinstance(data, (dict, list)) else None
+        if form == "stream":
+            err = from_response(status, headers, body, provider=provider).problem
+            if err.upstream.get("in_stream"):
+                return err, form
+        event = isinstance(data, dict) and isinstance(data.get("type"), str)  # names its kind
+        if form == "stream" or (found is None and event):  # a stream event pasted alone
+            found = diagnose_stream(body, provider=provider) or found
+        if found is not None:
+            return found.problem, "result" if form == "body" else form
+    err = from_response(status, headers, body, provider=provider).problem
+    if not _recognised(form, status, err):
+        raise Unrecognised(f"{FORMS[form]} with no status, code or message")
+    return err, form
 
 
-def _header_line(line: str) -> bool:
-    name, sep, _ = line.partition(":")
-    return bool(sep) and bool(name) and all(c.isalnum() or c in "-_" for c in name)
+def _recognised(form: str, status: Any, err: HarnessError) -> bool:
+    """Whether a response read from a pasted form told anything a provider sends: a page, a
+    problem details object, a status, or a fact of the vendor's in ``upstream`` beside the
+    provider (a code, a type, a message, a kept header, a request id); a stream, an error
+    event in it. A body such as ``[1, 2, 3]`` or ``{"status": "error"}`` and a line such as
+    ``Error: something went wrong`` tell nothing: no answer is guessed for them."""
+    if form == "stream":  # its 200 was not pasted: an error event must be found in it
+        return bool(err.upstream.get("in_stream"))
+    if form in ("problem", "page"):
+        return True
+    return status is not None or any(key != "provider" for key in err.upstream)
 
 
-def _read_response(text: str) -> tuple[Any, Any, Any, str]:
-    """(status, headers, body, form) from any form ``classify`` reads (see ``_FORMS``).
+def _from_traceback(text: str, provider: str | None) -> tuple[HarnessError, str] | None:
+    """The error of the SDK exceptions a pasted traceback holds (see ``_pasted``), with what
+    ``classify`` says it read; ``None`` when the text is no traceback and no SDK exception's
+    line.
 
     Raises:
-        ValueError: the text is none of the forms.
+        Unrecognised: a traceback, but of no exception an SDK raised.
     """
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            data = json.loads(stripped)
-        except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
-        except ValueError as exc:
-            raise ValueError(f"it starts like JSON but does not parse: {exc}") from None
-        if isinstance(data, dict) and "title" in data and ("type" in data or "code" in data):
-            stated = data.get("status")  # RFC 9457's status member: the response's
-            headers = {"content-type": "application/problem+json"}
-            return (stated if isinstance(stated, int) else None), headers, stripped, "problem"
-        if isinstance(data, dict) and ("body" in data or "headers" in data):
-            body = data.get("body")
-            if isinstance(body, (dict, list)):
-                body = json.dumps(body)
-            return data.get("status"), data.get("headers") or {}, body, "object"
-        if isinstance(data, (dict, list)) and data:
-            return None, {}, stripped, "body"
-        raise ValueError("the JSON is empty or not an object")
-    if stripped.startswith("<"):
-        return None, {}, stripped, "page"
-    head, _, body = text.replace("\r\n", "\n").partition("\n\n")
-    lines = head.strip().splitlines()
-    status: Any = None
-    form = "headers"
-    if lines and lines[0].upper().startswith("HTTP/"):
-        parts = lines.pop(0).split()
-        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-        form = "http"
-    elif not lines or not _header_line(lines[0]):
-        raise ValueError("no status line, header, JSON or page")
-    headers = {}
-    for line in lines:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip()] = value.strip()
-    return status, headers, body, form
+    from ._facade import from_response
+    from ._groups import most_telling
+    from ._pasted import Unrecognised, answers, count, exceptions, response, sdk_of, traced
+
+    printed = exceptions(text)
+    found = answers(printed)
+    if not found:
+        if traced(text):
+            names = ", ".join(dict.fromkeys(r.name for r in printed)) or "none read"
+            raise Unrecognised(f"a traceback, but of no exception an SDK raised ({names})")
+        return None
+    errors = []
+    for raised in found:
+        read = sdk_of(raised.name)
+        assert read is not None
+        status, headers, body = response(raised, read)
+        err = from_response(status, headers, body, provider=provider or read).problem
+        err.upstream = {**err.upstream, "exception": raised.name}
+        errors.append(err)
+    index = most_telling(errors)
+    chosen = errors[index]
+    if len(errors) > 1:
+        chosen.causes = [*chosen.causes, *(e for i, e in enumerate(errors) if i != index)]
+    total = count(printed)
+    where = f" (of {total} exceptions printed)" if total > 1 else ""
+    return chosen, f"the SDK's exception read: {found[index].name}{where}"
 
 
 def _classify(args: argparse.Namespace, out: TextIO) -> int:
-    from ._facade import from_response
+    from ._pasted import FORMS, Unreadable, Unrecognised, read_response
 
-    if args.file in (None, "-"):
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.file, "rb") as source:
-            data = source.read()
+    data = _classify_input(args.file)
+    if isinstance(data, str):
+        sys.stderr.write(f"classify: {data}\n")
+        return 2
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         sys.stderr.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
         return 2
-    provider = args.provider
+    said = ""
     try:
-        traced = _read_traceback(text)
+        traced = _from_traceback(text, args.provider)
         if traced is None:
-            status, headers, body, form = _read_response(text)
+            status, headers, body, form = read_response(text)
+            err, form = _answer(status, headers, body, form, args.provider)
         else:
-            status, headers, body, read_provider = traced
-            provider, form = provider or read_provider, "traceback"
-    except ValueError as exc:
+            (err, said), form = traced, "traceback"
+    except Unreadable as exc:
         sys.stderr.write(f"classify: nothing could be read ({exc}); see --help for the forms\n")
         return 2
-    sys.stderr.write(f"classify: read {_FORMS[form]}\n")
-    err = from_response(status, headers, body, provider=provider).problem
+    except Unrecognised as exc:
+        sys.stderr.write(
+            f"classify: not recognised: {exc}; nothing a provider sends for a failure was "
+            "found, so no code is guessed (see --help for the forms)\n"
+        )
+        return NOT_RECOGNISED
+    sys.stderr.write(f"classify: read {FORMS[form]}{'; ' + said if said else ''}\n")
     out.write(err.to_json(indent=2) + "\n")
     sys.stderr.write(
         f"classify: {err.code}, advice {err.advice}: {_ADVICE.get(err.advice, err.advice)}\n"
@@ -672,7 +668,9 @@ def _parser() -> argparse.ArgumentParser:
         description=CLASSIFY_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    classify.add_argument("file", nargs="?", help="a file (default: standard input)")
+    classify.add_argument(
+        "file", nargs="?", help="a file, - for standard input (the default), or the text itself"
+    )
     classify.add_argument("--provider", choices=[*NAMES, "uhp", "site"])
     scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
     scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")

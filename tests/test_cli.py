@@ -392,12 +392,13 @@ def test_classify_says_on_stderr_which_form_it_read() -> None:
     assert "502 Bad Gateway" in json.loads(done.stdout)["detail"]
 
 
-@pytest.mark.parametrize("garbage", ["garbage here", "{}", "[]", "{not json", ""])
-def test_classify_exits_non_zero_when_nothing_could_be_read(garbage: str) -> None:
+@pytest.mark.parametrize("garbage", ["{not json", '{"error": {"message": "Rate limit'])
+def test_classify_exits_2_when_nothing_could_be_read(garbage: str) -> None:
+    """JSON that does not parse (a log line cut short) cannot be read: exit status 2."""
     done = cli("classify", stdin=garbage)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert "nothing could be read" in done.stderr
+    assert "nothing could be read (it starts like JSON but does not parse" in done.stderr
 
 
 def test_classify_help_documents_the_forms() -> None:
@@ -726,8 +727,10 @@ def test_classify_reads_the_repr_dict_of_older_openai_lines() -> None:
 def test_classify_refuses_a_traceback_of_no_sdk_and_never_evaluates_code() -> None:
     plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'a'\n"
     done = cli("classify", stdin=plain)
-    assert (done.returncode, done.stdout) == (2, "")
-    assert "not of an openai, anthropic or google-genai error" in done.stderr
+    assert (done.returncode, done.stdout) == (3, "")
+    assert "not recognised: a traceback, but of no exception an SDK raised (KeyError)" in (
+        done.stderr
+    )
     hostile = "openai.BadRequestError: Error code: 400 - {'a': __import__('os').getcwd()}"
     done = cli("classify", stdin=hostile)
     assert done.returncode == 0
@@ -776,8 +779,8 @@ def test_classify_reads_the_sdk_error_under_an_applications_own() -> None:
     assert problem["retryable"] is outcome.error.retryable is False  # a quota: pay, not wait
     assert "advice human" in done.stderr
     alone = cli("classify", stdin="tests.test_cli.StepFailed: the planning step failed")
-    assert (alone.returncode, alone.stdout) == (2, "")  # one line of no SDK: not a traceback
-    assert "nothing could be read" in alone.stderr
+    assert (alone.returncode, alone.stdout) == (3, "")  # one line of no SDK: not a traceback
+    assert "not recognised" in alone.stderr
 
 
 def test_classify_reads_a_pasted_interactions_api_traceback() -> None:
