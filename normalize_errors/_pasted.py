@@ -35,6 +35,7 @@ from .providers._routing import declared, provider_of_module, provider_of_text
 
 __all__ = [
     "FORMS",
+    "MAX_DEPTH",
     "Raised",
     "Unreadable",
     "Unrecognised",
@@ -79,6 +80,10 @@ _CHAIN: Final = (
     "During handling of the above exception, another exception occurred:",
 )
 """The sentences Python prints between the exceptions of a chain."""
+
+MAX_DEPTH: Final = 32
+"""Groups nested deeper than this are read as lines of their member (Python prints at most
+``max_group_depth``, 10, levels): the walks over the tree stay shallow."""
 
 _HEADERS: Final = (
     "Traceback (most recent call last):",
@@ -163,12 +168,10 @@ class _Scope:
         text = content.strip()
         if text in _CHAIN:
             self.end_block()
-        elif text in _HEADERS and self.lines and not self.lines[-1].strip():
-            if _raised(self.lines) is not None:  # another traceback pasted after this one
-                self.end_block()
-            self.lines.append(content)
-        else:
-            self.lines.append(content)
+            return
+        if text in _HEADERS and self.lines and not self.lines[-1].strip():
+            self.end_block()  # another traceback pasted after this one
+        self.lines.append(content)
 
 
 def _margin(line: str) -> tuple[int, str, str] | None:
@@ -221,6 +224,8 @@ def exceptions(text: str) -> list[Raised]:
             continue
         grouped = True
         column, kind, content = margin
+        if kind == "open" and len(scopes) > MAX_DEPTH:
+            kind = "line"  # nested past what Python prints: read as lines of the member
         if kind == "line":
             next(s for s in reversed(scopes) if s.column <= column).add(content)
             continue
