@@ -107,8 +107,13 @@ def _codes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _refuse(command: str, message: str) -> int:
-    """Say on standard error, in one line, why ``command`` cannot answer; exit status 2."""
-    sys.stderr.write(f"normalize-errors {command}: {message}\n")
+    """Say on standard error, in one line, why ``command`` cannot answer; exit status 2.
+
+    The message may quote what was typed (a word, a file name): a key typed by mistake is
+    redacted."""
+    from ._redact import redact
+
+    sys.stderr.write(f"normalize-errors {command}: {redact(message)}\n")
     return 2
 
 
@@ -550,8 +555,10 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
     from ._pasted import FORMS, Unreadable, Unrecognised, read_response
 
     data = _classify_input(args.file)
-    if isinstance(data, str):
-        sys.stderr.write(f"classify: {data}\n")
+    if isinstance(data, str):  # it may quote the argument: a key pasted by mistake is redacted
+        from ._redact import redact
+
+        sys.stderr.write(f"classify: {redact(data)}\n")
         return 2
     try:
         text = data.decode("utf-8")

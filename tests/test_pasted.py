@@ -100,6 +100,15 @@ def test_a_folder_or_a_missing_file_is_one_line_and_exit_2(
     assert done.stderr.startswith("classify: ")
 
 
+def test_a_key_given_as_the_argument_is_never_echoed() -> None:
+    """A key pasted where a file was meant: the refusal names no such file, redacted."""
+    key = "sk-proj-" + "Zq7" * 16  # shaped like an OpenAI key (constructed)
+    done = console("classify", key)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert key not in done.stderr
+    assert "no file '[REDACTED]'" in done.stderr
+
+
 def test_a_file_is_read_first_even_when_its_name_looks_like_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
