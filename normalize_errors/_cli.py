@@ -175,8 +175,10 @@ def _fmt_wait(value: float | None) -> str:
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
+        import yaml  # noqa: F401 - load() reads every cassette with it
+
         from .replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
         return _refuse(
             "replay", f"needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}"
         )
@@ -274,7 +276,7 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
         from .replay import catalog
 
         rows = catalog(args.paths)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
         return _refuse(
             "cassettes", f"needs PyYAML (pip install 'normalize-errors[testing]'): {exc}"
         )
@@ -352,12 +354,17 @@ def fitted_table(rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None
 def _record(args: argparse.Namespace, out: TextIO) -> int:
     import runpy
 
-    try:
-        from .testing import record
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        return _refuse("record", f"needs the 'testing' extra: {exc}")
     if not os.path.exists(args.script):
         return _refuse("record", f"no script {args.script!r} (no such file)")
+    try:
+        import vcr  # noqa: F401 - record() records with it, imported when it starts
+        import yaml  # noqa: F401
+
+        from .testing import record
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
+        return _refuse(
+            "record", f"needs the 'testing' extra (pip install 'normalize-errors[testing]'): {exc}"
+        )
     saved = sys.argv[:]
     sys.argv = [args.script, *args.args]
     status = 0
@@ -498,7 +505,8 @@ def _answer(
             return found.problem, "result" if form == "body" else form
     err = from_response(status, headers, body, provider=provider).problem
     if not _recognised(form, status, err):
-        raise Unrecognised(f"{FORMS[form]} with no status, code or message")
+        lacks = "error event or stop reason" if form == "stream" else "status, code or message"
+        raise Unrecognised(f"{FORMS[form]} with no {lacks}")
     return err, form
 
 

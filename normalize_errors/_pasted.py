@@ -254,7 +254,7 @@ def exceptions(text: str) -> list[Raised]:
 
 def traced(text: str) -> bool:
     """Whether ``text`` holds a traceback (its header line)."""
-    return any(line.strip().lstrip("+ ") in _HEADERS for line in text.splitlines())
+    return any(line.strip().lstrip("+| ") in _HEADERS for line in text.splitlines())
 
 
 def count(chain: list[Raised]) -> int:

@@ -71,8 +71,9 @@ def test_explain_an_unknown_code(code: str, capsys: pytest.CaptureFixture[str]) 
     assert "not a registered code" in capsys.readouterr().err
 
 
-NE = str(Path(sys.executable).with_name("normalize-errors"))
-"""The console script, as a user runs it."""
+SCRIPT = Path(sys.executable).with_name("normalize-errors")
+NE = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "normalize_errors"]
+"""The console script as a user runs it (``python -m`` where it is not beside Python)."""
 
 
 def console(
@@ -80,7 +81,7 @@ def console(
 ) -> subprocess.CompletedProcess[str]:
     """``normalize-errors ARGV`` run by its console script in a child process."""
     return subprocess.run(
-        [NE, *argv], input=stdin, capture_output=True, text=True, check=False, cwd=cwd
+        [*NE, *argv], input=stdin, capture_output=True, text=True, check=False, cwd=cwd
     )
 
 
@@ -126,6 +127,7 @@ def test_console_script_runs() -> None:
 
 def test_replay_prints_every_cassette_and_a_summary() -> None:
     """The main job: one row per cassette, a summary, exit status 0 when all agree."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     paths = [
@@ -142,6 +144,7 @@ def test_replay_prints_every_cassette_and_a_summary() -> None:
 
 def test_replay_json_lines_and_a_mismatch(tmp_path: Path) -> None:
     """--json prints one object per cassette; a cassette whose expectation fails exits 1."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     source = (shipped() / "openai" / "server_error_500.yaml").read_text(encoding="utf-8")
@@ -207,6 +210,7 @@ def test_classify_reads_a_uhp_envelope_by_name_or_header(tmp_path: Path) -> None
 
 def test_replay_wrapped_goes_through_wrap_and_agrees() -> None:
     """--wrapped replays through ``wrap(client)``: the drop-in error gives the same row."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     path = str(shipped() / "anthropic" / "overloaded_529.yaml")
@@ -254,6 +258,7 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
     A script that raises is reported by its exception's class (a failure is often what one
     means to record), and the command still answers.
     """
+    needs("yaml", "vcr")  # the testing extra: record refuses without them
     quiet = tmp_path / "quiet.py"
     quiet.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
     status, text = run("record", "--out", str(tmp_path / "out"), str(quiet))
@@ -272,6 +277,7 @@ def test_record_refuses_a_missing_script_and_fails_with_one_that_raised(tmp_path
     """``record nope.py`` exits 2 with one line naming the script (nothing is run or
     recorded); a script that raised exits 1 and says so on standard error, its exchanges up
     to then recorded; the usage shows the script's arguments as optional."""
+    needs("yaml", "vcr")  # the testing extra: record refuses without them
     done = console("record", "--out", str(tmp_path / "out"), "nope.py", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "normalize-errors record: no script 'nope.py' (no such file)\n"
@@ -286,6 +292,26 @@ def test_record_refuses_a_missing_script_and_fails_with_one_that_raised(tmp_path
     assert bare.returncode == 2
     assert "SCRIPT [ARG ...]" in bare.stderr
     assert bare.stderr.splitlines()[-1].endswith("the following arguments are required: SCRIPT")
+
+
+def test_replay_record_and_cassettes_without_their_extra_refuse_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """An install without the ``testing``/``replay`` extra (no PyYAML, no vcrpy): each
+    command says which extra it needs, in one line, exit status 2; they ended in a
+    ModuleNotFoundError traceback (``replay`` and ``record``)."""
+    script = tmp_path / "calls.py"
+    script.write_text("print('no call')\n", encoding="utf-8")
+    for argv, extra in (
+        (["replay"], "needs the 'replay' extra"),
+        (["record", "--out", str(tmp_path / "out"), str(script)], "needs the 'testing' extra"),
+        (["cassettes"], "needs PyYAML"),
+    ):
+        done = without("yaml,vcr", *argv)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert extra in done.stderr
+        assert "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1
 
 
 def test_cassettes_refuse_a_provider_or_code_that_is_none(tmp_path: Path) -> None:
@@ -587,6 +613,8 @@ def test_replay_of_http_cassettes_with_only_httpx2_goes_through_httpx2() -> None
 def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
     """`normalize-errors codes | head -1`: a reader that has gone away (here before the first
     byte, so the write fails every time) gives no BrokenPipeError traceback."""
+    if argv[0] == "cassettes":
+        needs("yaml")  # without it, a refusal on standard error: nothing is written
     child = subprocess.Popen(
         [sys.executable, "-m", "normalize_errors", *argv],
         stdout=subprocess.PIPE,

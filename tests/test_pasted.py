@@ -32,13 +32,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - the backport
     from exceptiongroup import ExceptionGroup
 
-NE = str(Path(sys.executable).with_name("normalize-errors"))
-"""The console script, as a user runs it."""
+SCRIPT = Path(sys.executable).with_name("normalize-errors")
+NE = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "normalize_errors"]
+"""The console script as a user runs it (``python -m`` where it is not beside Python)."""
 
 
-def console(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def console(
+    *argv: str, stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """``normalize-errors ARGV`` run by its console script in a child process."""
-    return subprocess.run([NE, *argv], input=stdin, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [*NE, *argv], input=stdin, capture_output=True, text=True, check=False, cwd=cwd
+    )
 
 
 def classify(text: str, *argv: str) -> tuple[int, str, str]:
@@ -356,7 +361,9 @@ def test_a_chained_traceback_is_read_at_the_sdk_exception(
     problem = json.loads(out)
     expected = normalize(exc)
     assert (problem["code"], problem["retryable"]) == (expected.code, expected.retryable)
-    assert problem["upstream"]["status"] == expected.upstream["status"]
+    line = f"{qualname_of(exc)}: {str(exc).splitlines()[0]}"  # the exception's line
+    if str(expected.upstream["status"]) in line:  # anthropic 0.x prints a page alone
+        assert problem["upstream"]["status"] == expected.upstream["status"]
     assert problem["upstream"]["exception"] == qualname_of(exc)
     for text in (problem.get("detail") or "", problem["upstream"].get("message") or ""):
         assert not any(leak in text for leak in LEAKS), text
@@ -364,7 +371,7 @@ def test_a_chained_traceback_is_read_at_the_sdk_exception(
         value = expected.upstream.get(key)
         if value and str(value) in pasted:  # the line printed it: it is kept
             assert problem["upstream"].get(key) == value, key
-    if expected.detail and expected.detail in pasted:
+    if expected.detail and expected.detail in line:  # the SDK's message, whole
         assert problem["detail"] == expected.detail
     assert f"the SDK's exception read: {qualname_of(exc)}" in err
 
