@@ -504,6 +504,37 @@ def test_wrap_still_accepts_every_object_and_callable() -> None:
     assert list(wrap(iter([1, 2]))) == [1, 2]
 
 
+VENDOR_CLIENTS = [
+    ("openai", "AzureOpenAI", {"api_version": "2024-10-21", "azure_endpoint": "https://x.example"}),
+    ("anthropic", "AsyncAnthropic", {}),
+    ("anthropic", "AnthropicBedrock", {"aws_region": "us-east-1", "aws_access_key": "a"}),
+    ("anthropic", "AnthropicVertex", {"region": "us-east5", "project_id": "p"}),
+    ("google.genai", "Client", {}),
+    ("cohere", "ClientV2", {}),
+]
+"""Client classes the vendor suites' plugin (``.ci/wrap_clients.py``) and the provider tests
+wrap, built offline with dummy settings."""
+
+
+@pytest.mark.parametrize(("module", "name", "options"), VENDOR_CLIENTS)
+def test_wrap_still_accepts_the_vendor_clients(
+    module: str, name: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Azure, Bedrock and Vertex clients, google-genai's, cohere's: wrapped as before, the
+    proxy an instance of the client's class (boto3's and the native SDKs' are in
+    tests/providers)."""
+    for variable in ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "CO_API_KEY", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.setenv(variable, "offline")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "offline")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    cls = getattr(pytest.importorskip(module), name, None)
+    if cls is None:
+        pytest.skip(f"{module} has no {name} in this version")
+    extra = {"access_token": "offline"} if name == "AnthropicVertex" else {}
+    client = cls(**options, **extra)
+    assert isinstance(wrap(client), cls)
+
+
 def async_openai_client(body: Callable[[Any], tuple[int, bytes, str]]) -> Any:
     """A real AsyncOpenAI client whose transport answers in memory."""
     httpx = http_library("openai")
