@@ -87,6 +87,12 @@ def bounded_wait(value: Any, cap: float) -> float | None:
     return min(max(number, 0.0), cap, MAX_WAIT)
 
 
+def refused_by_breaker(err: BaseException) -> bool:
+    """Whether ``err`` is a circuit breaker's own fast failure: no request was sent."""
+    problem = err.problem if isinstance(err, HarnessError) else None
+    return problem is not None and problem.origin == "harness" and "breaker" in problem.upstream
+
+
 def counts_against_upstream(err: HarnessError) -> bool:
     """Whether ``err`` says the upstream is failing (what a breaker counts).
 
@@ -95,7 +101,7 @@ def counts_against_upstream(err: HarnessError) -> bool:
     the context) and a spent quota do not. A breaker's own fast failure never counts.
     """
     problem = err.problem
-    if "breaker" in problem.upstream and problem.origin == "harness":
+    if refused_by_breaker(problem):
         return False
     if problem.code in UPSTREAM_FAILING:
         return True
