@@ -29,13 +29,15 @@ from __future__ import annotations
 from ._breaker import BreakerState, CircuitBreaker
 from ._budget import Budget, current_budget
 from ._common import counts_against_upstream, fails_over, replay_refusal, request_phase
-from ._fallback import afallback, fallback
+from ._fallback import RESULT_FAILURES, FallbackPlan, afallback, fallback, moves_on
 from ._store import MemoryStore, State
 
 __all__ = [
+    "RESULT_FAILURES",
     "BreakerState",
     "Budget",
     "CircuitBreaker",
+    "FallbackPlan",
     "MemoryStore",
     "State",
     "afallback",
@@ -43,6 +45,7 @@ __all__ = [
     "current_budget",
     "fails_over",
     "fallback",
+    "moves_on",
     "replay_refusal",
     "request_phase",
 ]

@@ -105,6 +105,7 @@ def agents_retry_policy(
     budget: Budget | None = None,
     cap: float = 60.0,
     idempotent: bool = False,
+    non_idempotent: bool = False,
 ) -> Any:
     """An Agents SDK retry policy (``ModelRetrySettings(policy=...)``) fed by the harness answer.
 
@@ -116,9 +117,13 @@ def agents_retry_policy(
     the breaker is open, ``budget`` (else the current one) cannot afford one more attempt,
     or the call may not be replayed (a stream that already yielded output, or whose response
     the SDK says had started; a request that may have run, unless ``idempotent``, which also
-    approves the SDK's own replay check: ``approve_unsafe_replay``).
+    approves the SDK's own replay check: ``approve_unsafe_replay``; with ``non_idempotent``,
+    any request that may have reached the server).
     """
     from agents.retry import RetryDecision
+
+    if idempotent and non_idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
 
     async def policy(context: Any) -> Any:
         err = harness(context.error)
@@ -138,7 +143,7 @@ def agents_retry_policy(
             if spent_now is not None:
                 return RetryDecision(retry=False, reason=spent_now.detail)
         advice = getattr(context, "provider_advice", None)
-        why = replay_refusal(err, idempotent=idempotent)
+        why = replay_refusal(err, idempotent=idempotent, non_idempotent=non_idempotent)
         if why is None and getattr(advice, "response_started", False):
             why = "not replayed: the response had already started"
         if why is not None:
