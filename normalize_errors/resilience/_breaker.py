@@ -20,10 +20,11 @@ from typing import Any, Final, Literal, TypeVar
 
 from .._code_classes import UpstreamUnavailableError
 from .._exceptions import HarnessError
+from .._patterns import RESILIENCE_TENANT
 from .._redact import redact
 from ._budget import attempt, chosen
 from ._common import bounded_wait, counts_against_upstream, harness
-from ._redis import TENANT, RedisStore, SharedStore
+from ._redis import RedisStore, SharedStore
 from ._store import MemoryStore, State, Store, digest
 
 __all__ = ["BreakerState", "CircuitBreaker"]
@@ -182,7 +183,7 @@ class CircuitBreaker:
             raise ValueError("window and max_open must be > 0, cooldown and refresh >= 0")
         if minimum_number_of_calls < 1 or half_open_calls < 1:
             raise ValueError("minimum_number_of_calls and half_open_calls must be >= 1")
-        if tenant is not None and not TENANT.fullmatch(tenant):
+        if tenant is not None and not RESILIENCE_TENANT.compiled().fullmatch(tenant):
             raise ValueError("tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
         self.threshold = threshold
         self.window = float(window)
@@ -444,7 +445,7 @@ class CircuitBreaker:
     async def asuccess(self, key: str, mode: Mode = "closed", seconds: float | None = None) -> None:
         """``success`` for a coroutine: counted on the loop; a trial's or a slow call's
         round trip runs in a worker thread."""
-        if self.shared and (mode == "trial" or self._slow(seconds)):
+        if self.shared and (mode == "trial" or (mode == "closed" and self._slow(seconds))):
             await asyncio.to_thread(self._safely, self.success, key, mode, seconds)
         else:
             self._safely(self.success, key, mode, seconds)
@@ -458,8 +459,6 @@ class CircuitBreaker:
         breaker refuses is no attempt (no request was sent).
         """
         mode = self.before(key)
-        if mode == "disabled":
-            return fn(*args, **kwargs)
         timed = self.slow_call_rate_threshold is not None
         started = self.clock() if timed else 0.0
         budget = chosen(None)
@@ -489,8 +488,6 @@ class CircuitBreaker:
     ) -> _T:
         """``call`` for a coroutine function; the event loop never waits for Redis."""
         mode = await self.abefore(key)
-        if mode == "disabled":
-            return await fn(*args, **kwargs)
         timed = self.slow_call_rate_threshold is not None
         started = self.clock() if timed else 0.0
         with attempt(chosen(None)) as frame:

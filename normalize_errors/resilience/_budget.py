@@ -252,7 +252,7 @@ class Budget:
 
     def __exit__(self, *exc: object) -> None:
         entered = _ENTERED.get()
-        if not entered or entered[-1].var is not _CURRENT:  # pragma: no cover - misuse
+        if not entered:  # pragma: no cover - a misuse: __exit__ without __enter__
             raise RuntimeError("leaving a 'with budget:' block this context did not enter")
         _ENTERED.set(entered[:-1])
         _CURRENT.reset(entered[-1])

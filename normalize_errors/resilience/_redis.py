@@ -33,7 +33,6 @@ counted for a failure rate are written with that read). A failure is written at 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -41,6 +40,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from .._redact import redact
+from .._registry import CODE_PATTERN
 from ._store import BUCKETS, MemoryStore, Mode, Name, State
 
 __all__ = ["RedisStore", "SharedStore"]
@@ -48,9 +48,6 @@ __all__ = ["RedisStore", "SharedStore"]
 LOG: Final = logging.getLogger("normalize_errors.resilience")
 _T = TypeVar("_T")
 
-TENANT: Final = re.compile(r"[A-Za-z0-9._-]{1,64}")
-"""What a tenant may be: it is part of the Redis key, read by ACL patterns and ``SCAN``."""
-_CODE: Final = re.compile(r"[a-z][a-z0-9_-]*\.[a-z][a-z0-9_.-]*")
 _REASONS: Final = frozenset({"failures", "failure_rate", "slow_call_rate", "trial"})
 _MAX_COUNT: Final = 10**9
 _MAX_TRIPS: Final = 64
@@ -243,7 +240,7 @@ def parse(reply: Any) -> State:
     mode, left, trips, code, status, vendor, reason, calls, failures, slow, trial = reply[:11]
     opened_by: dict[str, Any] = {}
     code_text = _text(code)
-    if len(code_text) <= 64 and _CODE.fullmatch(code_text):
+    if len(code_text) <= 64 and CODE_PATTERN.compiled().fullmatch(code_text):
         opened_by["code"] = code_text
     status_number = _int(status, 999) if _text(status).isdigit() else 0
     if 100 <= status_number <= 599:

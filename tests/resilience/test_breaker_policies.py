@@ -16,7 +16,7 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors.resilience import CircuitBreaker, fallback
+from normalize_errors.resilience import Budget, CircuitBreaker, fallback
 from normalize_errors.testing import Faults
 
 from ..support import raised
@@ -180,6 +180,9 @@ def test_disabled_lets_everything_through_and_counts_nothing(clock: Clock) -> No
             "upstream.overloaded", "upstream.overloaded", "upstream.overloaded", "ok",
         ]  # fmt: skip
     assert breaker.state(KEY).name == "disabled"
+    with Budget(attempts=3) as budget:  # a disabled breaker's call is still a request sent
+        outcome(breaker, client)
+    assert budget.attempts == 1
 
 
 # -- the clock -----------------------------------------------------------------------------------
