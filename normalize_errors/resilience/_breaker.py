@@ -427,10 +427,11 @@ class CircuitBreaker:
         """``before`` for a coroutine: decided on the loop when no round trip is needed, in a
         worker thread when Redis must be asked."""
         if self.shared:
-            state = self.store.peek(digest(str(key)))
+            k = digest(str(key))
+            state = self.store.peek(k)
             if state is None or state.name == "half_open":
                 return await asyncio.to_thread(self.before, key)
-            return self._admit(key, digest(str(key)), state)
+            return self._admit(key, k, state)
         return self.before(key)
 
     async def afailure(
