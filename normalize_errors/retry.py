@@ -1,12 +1,14 @@
 """Retries on tenacity that follow the harness answer, always bounded.
 
-Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
+Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``):
 
-    from normalize_errors.retry import retrying
+```python
+from normalize_errors.retry import retrying
 
-    completion = retrying(attempts=4, total=60)(
-        client.chat.completions.create, model="gpt-4o-mini", messages=messages
-    )
+completion = retrying(attempts=4, total=60)(
+    client.chat.completions.create, model="gpt-4o-mini", messages=messages
+)
+```
 
 * ``retry_if_retryable``: a tenacity retry condition; it normalizes any exception and
   retries only when the answer is ``retryable``.

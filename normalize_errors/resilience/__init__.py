@@ -1,15 +1,17 @@
 """Resilience across calls, runs and workers, from the harness answer.
 
-Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilience]``)::
+Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilience]``):
 
-    from normalize_errors.resilience import Budget, CircuitBreaker, fallback
+```python
+from normalize_errors.resilience import Budget, CircuitBreaker, fallback
 
-    breaker = CircuitBreaker(store="redis://localhost:6379/0")   # or None: in this process
-    with Budget(attempts=5, seconds=60) as budget:
-        answer = fallback(
-            lambda: breaker.call("openai:gpt-4o-mini", gpt.chat.completions.create, **q),
-            lambda: breaker.call("anthropic:claude", claude.messages.create, **q2),
-        )
+breaker = CircuitBreaker(store="redis://localhost:6379/0")   # or None: in this process
+with Budget(attempts=5, seconds=60) as budget:
+    answer = fallback(
+        lambda: breaker.call("openai:gpt-4o-mini", gpt.chat.completions.create, **q),
+        lambda: breaker.call("anthropic:claude", claude.messages.create, **q2),
+    )
+```
 
 * ``CircuitBreaker(store=None | "redis://...")``: ``call(key, fn, ...)`` / ``acall``; counts
   the failures that say the upstream is failing, opens for the error's ``retry_after`` (else

@@ -54,13 +54,15 @@ def fallback(
     ``HarnessError`` whose ``causes`` hold every earlier attempt's error, most recent first.
 
     ``budget`` (else the current one) bounds the run: no further call starts once it is
-    spent (``loop.budget_exceeded``). Wrap each call in ``retrying()`` for retries first::
+    spent (``loop.budget_exceeded``). Wrap each call in ``retrying()`` for retries first:
 
-        fallback(
-            lambda: retrying(attempts=3, budget=budget)(gpt.chat.completions.create, **q),
-            lambda: claude.messages.create(**q2),
-            budget=budget,
-        )
+    ```python
+    fallback(
+        lambda: retrying(attempts=3, budget=budget)(gpt.chat.completions.create, **q),
+        lambda: claude.messages.create(**q2),
+        budget=budget,
+    )
+    ```
     """
     _checked(calls)
     errors: list[HarnessError] = []
