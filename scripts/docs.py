@@ -32,19 +32,37 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def codes_table() -> str:
-    """The registry as a Markdown table."""
-    lines = [
-        "| code | class | origin | retryable | model_recoverable | HTTP | advice |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in registry_rows():
-        lines.append(
-            f"| `{row['code']}` | `{row['class']}` | {row['origin']} | "
-            f"{'yes' if row['retryable'] else 'no'} | "
-            f"{'yes' if row['model_recoverable'] else 'no'} | {row['http_status']} | "
-            f"{row['advice']} |"
-        )
-    return "\n".join(lines)
+    """The registry as Markdown: a section per category (a heading, so the page has a table of
+    contents), each with a table of its codes. A code and its class share a cell, one above
+    the other, so the table fits the page's width (1280 px) without a name split mid-word."""
+    from normalize_errors import CATEGORIES
+    from normalize_errors._code_classes import class_for_code
+
+    rows = registry_rows()
+    lines: list[str] = []
+    for category, info in CATEGORIES.items():
+        unknown = f"{category}.something_new"
+        err = class_for_code(unknown)(code=unknown)
+        lines += [
+            f"## {category}",
+            "",
+            f"{info.description} `except {type(err).__name__}` catches every code below; an "
+            f"unknown `{category}.*` code reads as `{type(err).__name__}` (HTTP "
+            f"{err.http_status}, advice {err.advice}).",
+            "",
+            "| code and class | origin | retryable | model_recoverable | HTTP | advice |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            if row["code"].partition(".")[0] == category:
+                lines.append(
+                    f"| `{row['code']}`<br>`{row['class']}` | {row['origin']} | "
+                    f"{'yes' if row['retryable'] else 'no'} | "
+                    f"{'yes' if row['model_recoverable'] else 'no'} | {row['http_status']} | "
+                    f"{row['advice']} |"
+                )
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
 
 
 def _yes(flag: bool | None) -> str:
