@@ -52,7 +52,6 @@ EXCERPTS = {
     ("docs/guides/testing.md", "replay-api"),
     ("docs/guides/wrapping.md", "normalized"),
     ("docs/guides/wrapping.md", "normalize-respond-check"),
-    ("docs/index.md", "wrap-teaser"),
 }
 
 
@@ -106,6 +105,41 @@ def test_the_pages_have_programs() -> None:
     programs = [block for block in ALL if block.kind == "program"]
     assert len(programs) >= 10
     assert any(block.page == "docs/cookbook.md" for block in programs)
+
+
+LEAD_PAGES = ["README.md", "docs/index.md", "docs/guides/wrapping.md"]
+"""The pages a newcomer opens first: each says in one sentence what the library (or the page's
+tool) is, then shows the example."""
+
+
+def lead(text: str) -> tuple[str, str]:
+    """A page's first paragraph after its title, and the start of the first block after that
+    paragraph that is not a heading or an HTML comment."""
+    body = text.partition("\n")[2]
+    blocks = [part.strip() for part in re.split(r"\n[ ]*\n", body) if part.strip()]
+    blocks = [re.sub(r"^<!--.*?-->\n?", "", block) for block in blocks]
+    shown = [block for block in blocks if block and not block.startswith("#")]
+    return shown[0], shown[1]
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_the_page_leads_with_what_it_is_then_the_example(page: str) -> None:
+    """The first paragraph is one sentence of at most 40 words; a Python block comes next
+    (before, the home page opened with a code fragment and the README and the wrapping guide
+    with paragraphs of 100 to 200 words of inline code)."""
+    first, then = lead((ROOT / page).read_text(encoding="utf-8"))
+    assert not first.startswith(("```", "-", "|", "<", "*")), first
+    prose = re.sub(r"`[^`]*`|\]\([^)]*\)", "", first)  # code spans and link targets
+    assert len(prose.split()) <= 40, first
+    assert prose.rstrip().endswith("."), first
+    assert not re.search(r"[.!?]\s", prose.rstrip()[:-1]), first
+    assert then.startswith("```python"), then
+
+
+def test_a_lead_is_read_as_written() -> None:
+    """``lead`` skips headings and comments, and keeps a code block's start."""
+    text = "# T\n\nWhat it is.\n\n## Try it\n\n<!-- pytest -->\n```python\nx = 1\n\ny = 2\n```\n"
+    assert lead(text) == ("What it is.", "```python\nx = 1")
 
 
 def missing_sdk(code: str) -> str | None:
