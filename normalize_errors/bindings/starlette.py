@@ -4,7 +4,7 @@ One line:
 
 ```python
 from normalize_errors.bindings.starlette import install
-install(app)            # HarnessError -> application/problem+json
+install(app)  # HarnessError -> application/problem+json
 ```
 
 ``install(app, catch_all=True)`` also turns every other exception into a harness error with
