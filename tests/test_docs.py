@@ -136,6 +136,19 @@ def test_the_page_leads_with_what_it_is_then_the_example(page: str) -> None:
     assert then.startswith("```python"), then
 
 
+def test_the_quick_start_gives_the_readmes_two_commands() -> None:
+    """The README's two commands (set up and replay; run the tests) are the quick start's, as
+    written, so the figures the README gives for them hold for both pages."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.partition("\n## The two commands\n")[2].partition("\n## ")[0]
+    commands = re.findall(r"^```sh\n(.*?)^```", section, re.S | re.M)
+    assert len(commands) == 2
+    assert commands[1] == ".venv/bin/python -m pytest\n"
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    for command in commands:
+        assert f"```sh\n{command}```" in quickstart
+
+
 def test_a_lead_is_read_as_written() -> None:
     """``lead`` skips headings and comments, and keeps a code block's start."""
     text = "# T\n\nWhat it is.\n\n## Try it\n\n<!-- pytest -->\n```python\nx = 1\n\ny = 2\n```\n"
