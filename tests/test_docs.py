@@ -15,6 +15,7 @@ The generated tables of the docs pages (``scripts/docs.py``) must be current.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import runpy
@@ -225,6 +226,40 @@ def docs_script() -> Any:
 def test_generated_pages_are_current() -> None:
     """The provider tables, the codes and the protocol tables match the code."""
     assert docs_script().stale() == {}
+
+
+def rendered_docstrings() -> list[tuple[str, int, str]]:
+    """Every docstring of the package the API reference can show, as (file, line, text): all
+    but a private module's own (``_code_classes``' drawn tree, which a test reads, is one)."""
+    found = []
+    for path in sorted((ROOT / "normalize_errors").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes: list[ast.AST] = [tree] if not path.stem.startswith("_") else []
+        nodes += [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        for node in nodes:
+            text = ast.get_docstring(node, clean=False)  # type: ignore[arg-type]
+            if text:
+                line = getattr(node, "lineno", 1)
+                found.append((path.relative_to(ROOT).as_posix(), line, text))
+    return found
+
+
+def test_no_docstring_uses_a_rest_literal_block() -> None:
+    """A docstring's example is a fenced ```` ```python ```` block: the reST form (a line
+    ending in ``::`` and an indented block) shows the reader a stray ``::`` and a block
+    without colour (CI's docs step finds it in the built site; this finds it in every run)."""
+    docstrings = rendered_docstrings()
+    assert len(docstrings) > 300  # the walk found the package's docstrings
+    stray = [
+        f"{path}:{line}"
+        for path, line, text in docstrings
+        if any(part.rstrip().endswith("::") for part in text.splitlines())
+    ]
+    assert stray == []
 
 
 # Pieces of pages as mkdocs-material renders them (CI's docs step checks the whole built site

@@ -463,11 +463,16 @@ def _judge(
     message_id = text_of(field(result, "id"))
     model = text_of(field(result, "model"))
     if reason == "max_tokens":
+        usable = any(
+            text_of(field(block, "type")) == "tool_use" or text_of(field(block, "text"))
+            for block in blocks
+        )
         return _stop(
             "output.truncated",
             reason,
             "The output stopped at the max_tokens limit.",
             result,
+            usable_output=usable,
             usage=read_usage(result, _USAGE),
             message_id=message_id,
             model=model,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final, Literal
 
 from .._dropin import copy_dropin
@@ -87,6 +90,12 @@ def bounded_wait(value: Any, cap: float) -> float | None:
     return min(max(number, 0.0), cap, MAX_WAIT)
 
 
+def refused_by_breaker(err: BaseException) -> bool:
+    """Whether ``err`` is a circuit breaker's own fast failure: no request was sent."""
+    problem = err.problem if isinstance(err, HarnessError) else None
+    return problem is not None and problem.origin == "harness" and "breaker" in problem.upstream
+
+
 def counts_against_upstream(err: HarnessError) -> bool:
     """Whether ``err`` says the upstream is failing (what a breaker counts).
 
@@ -95,7 +104,7 @@ def counts_against_upstream(err: HarnessError) -> bool:
     the context) and a spent quota do not. A breaker's own fast failure never counts.
     """
     problem = err.problem
-    if "breaker" in problem.upstream and problem.origin == "harness":
+    if refused_by_breaker(problem):
         return False
     if problem.code in UPSTREAM_FAILING:
         return True
@@ -135,19 +144,66 @@ def request_phase(err: BaseException) -> Phase:
     return "unknown"
 
 
-def replay_refusal(err: HarnessError, *, idempotent: bool) -> str | None:
+def unsent(err: BaseException) -> bool:
+    """Whether the failed call surely left nothing the server acted on: a circuit breaker
+    refused it, the connection was never made (``before_send``), or the provider refused it
+    at admission (a 429 rate limit: it did not take the request)."""
+    problem = harness(err).problem
+    if refused_by_breaker(problem) or request_phase(err) == "before_send":
+        return True
+    return problem.code == "upstream.rate_limited" and problem.upstream.get("status") == 429
+
+
+def replay_refusal(
+    err: HarnessError, *, idempotent: bool, non_idempotent: bool = False
+) -> str | None:
     """Why the call that raised ``err`` must not be replayed, or ``None`` when it may be.
 
     A stream that already yielded chunks to the caller is never replayed (the caller has
-    part of an answer); a request that may have run on the server (``after_send``) is
-    replayed only when the caller said the call is ``idempotent``.
+    part of an answer); a call marked ``non_idempotent`` is replayed only when its request
+    surely reached no server (``unsent``); a request that may have run on the server
+    (``after_send``) is replayed only when the caller said the call is ``idempotent``.
     """
     chunks = err.chunks if err.chunks is not None else err.problem.chunks
     if chunks:
         return f"not replayed: its stream had already yielded {len(chunks)} chunk(s)"
+    if non_idempotent and not unsent(err):
+        return (
+            "not replayed: the call is marked non-idempotent and its request may have "
+            "reached the server"
+        )
     if not idempotent and request_phase(err) == "after_send":
         return "not replayed: the request may have run on the server (pass idempotent=True)"
     return None
+
+
+def delivered(err: HarnessError) -> bool:
+    """Whether part of the failed call's output already reached the caller."""
+    return replay_refusal(err, idempotent=True) is not None
+
+
+_NON_IDEMPOTENT: Final[contextvars.ContextVar[bool]] = contextvars.ContextVar(
+    "normalize_errors_non_idempotent", default=False
+)
+
+
+@contextmanager
+def marking(non_idempotent: bool, idempotent: bool = False) -> Iterator[bool]:
+    """Whether the helper's call is non-idempotent: its own mark, or a helper's around it.
+
+    Within the block, helpers nested in this one (a ``retrying()`` inside a ``fallback()``)
+    see the mark too, so a call marked once is never replayed by any of them.
+    """
+    if non_idempotent and idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
+    if not non_idempotent or _NON_IDEMPOTENT.get():
+        yield non_idempotent or _NON_IDEMPOTENT.get()
+        return
+    token = _NON_IDEMPOTENT.set(True)
+    try:
+        yield True
+    finally:
+        _NON_IDEMPOTENT.reset(token)
 
 
 def refused(err: HarnessError, why: str) -> HarnessError:
