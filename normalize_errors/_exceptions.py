@@ -81,13 +81,15 @@ class HarnessError(Exception):
     on security), so no credential leaves through attributes, ``str()``, ``repr()`` or
     ``to_dict()``.
 
-    Example::
+    For example:
 
-        try:
-            ...
-        except HarnessError as err:
-            if err.advice == "retry":
-                time.sleep(err.retry_after or 1.0)
+    ```python
+    try:
+        ...
+    except HarnessError as err:
+        if err.advice == "retry":
+            time.sleep(err.retry_after or 1.0)
+    ```
     """
 
     code: str

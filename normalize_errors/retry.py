@@ -1,12 +1,14 @@
 """Retries on tenacity that follow the harness answer, always bounded.
 
-Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
+Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``):
 
-    from normalize_errors.retry import retrying
+```python
+from normalize_errors.retry import retrying
 
-    completion = retrying(attempts=4, total=60)(
-        client.chat.completions.create, model="gpt-4o-mini", messages=messages
-    )
+completion = retrying(attempts=4, total=60)(
+    client.chat.completions.create, model="gpt-4o-mini", messages=messages
+)
+```
 
 * ``retry_if_retryable``: a tenacity retry condition; it normalizes any exception and
   retries only when the answer is ``retryable``.
@@ -18,13 +20,13 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
   plain SDK method, a framework's ``run``) and its arguments, or decorate with ``.wraps``.
   What it raises is always a ``HarnessError`` (the original exception as ``__cause__``):
 
-  - an error that is not retryable is raised at once;
-  - a ``retry_after`` longer than ``cap`` is not slept: the error is raised at once, with
-    its ``retry_after``, for the caller to schedule;
-  - when the attempts or the time run out, the last error is raised with ``attempts`` and
-    ``max_attempts`` counting this helper's own attempts and the earlier errors in
-    ``causes``; when every failure was an output error, it is ``output.retries_exhausted``
-    with the individual errors in ``causes`` (most recent first).
+    - an error that is not retryable is raised at once;
+    - a ``retry_after`` longer than ``cap`` is not slept: the error is raised at once, with
+      its ``retry_after``, for the caller to schedule;
+    - when the attempts or the time run out, the last error is raised with ``attempts`` and
+      ``max_attempts`` counting this helper's own attempts and the earlier errors in
+      ``causes``; when every failure was an output error, it is ``output.retries_exhausted``
+      with the individual errors in ``causes`` (most recent first).
 
 * ``repair(call, ...)`` / ``async_repair(call, ...)``: the repair loop for errors the model
   can fix (``model_recoverable``): ``call(feedback)`` is called with ``None``, then with the

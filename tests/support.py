@@ -46,12 +46,17 @@ LAST_RESORT = "normalize-errors could not"
 
 def examples(ci: int) -> int:
     """``max_examples`` for a property whose CI count is ``ci``: that count under the ``ci``
-    profile, the profile's own (5000 or 100,000) under the long hostile profiles, so a
-    property's own ``@settings`` never caps a long run."""
+    profile, at most the profile's own under the smaller ``dev`` profile (a developer's run),
+    and the profile's own (5000 or 100,000) under the long hostile profiles, so a property's
+    own ``@settings`` never caps a long run (the profiles are registered in
+    ``tests/conftest.py``)."""
     from hypothesis import settings
 
     profile: int = settings().max_examples  # a fresh settings object takes the loaded profile's
-    return ci if profile <= 300 else profile
+    in_ci: int = settings.get_profile("ci").max_examples
+    if profile < in_ci:
+        return min(ci, profile)
+    return ci if profile == in_ci else profile
 
 
 def valid(err: Any, *, last_resort: bool = False) -> HarnessError:
