@@ -24,13 +24,12 @@ wrapped too; every method call runs the real method and:
   is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at the end of a generating method's stream, for a failure stop
-  reason. The SDKs' own stream objects (openai's and anthropic's ``Stream``, ``AsyncStream``
-  and their helpers' streams, subclasses included) are returned themselves, watched in place
-  (see ``_wrap_streams``); other iterables are proxied. Only a generating method's stream
-  (checked, the default) keeps its chunks: the end-of-stream check folds them all, and an
-  error raised in or at the end of such a stream carries them as ``chunks``. Every other
-  stream (bytes, text, lines, a file's content) keeps nothing: its chunks pass through, and
-  its errors have no ``chunks``.
+  reason or a stream cut before its terminal event. The SDKs' own stream objects (openai's
+  and anthropic's ``Stream``, ``AsyncStream`` and their helpers' streams, subclasses
+  included) are returned themselves, watched in place (see ``_wrap_streams``); other
+  iterables are proxied. No stream keeps its chunks: each is fed to the stream's state
+  machine as it passes (``_stream_state``), and an error raised in or at the end of a
+  stream carries what had reached the caller (``err.stream``).
 
 Streams are watched by ``_wrap_streams``; a call runs from a copy of a one-line function
 that carries the caller's line (``_caller_line``); ``normalized()`` is ``_normalized``.
@@ -60,6 +59,7 @@ from ._caller_line import _as_caller
 from ._dropin import dropin_class, make_dropin
 from ._exceptions import HarnessError
 from ._safe_read import module_of
+from ._stream_state import MAX_KEPT_TEXT
 from .providers import PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
@@ -149,6 +149,7 @@ class _Options:
         "provider",
         "reader",
         "sdk",
+        "stream_text",
     )
 
     def __init__(
@@ -158,7 +159,12 @@ class _Options:
         client: Any,
         generating: bool = False,
         dropin: bool = True,
+        *,
+        stream_text: int = 0,
     ) -> None:
+        if type(stream_text) is not int or not 0 <= stream_text <= MAX_KEPT_TEXT:
+            raise ValueError(f"stream_text must be a number of bytes from 0 to {MAX_KEPT_TEXT}")
+        self.stream_text = stream_text
         self.provider = provider
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
@@ -182,7 +188,9 @@ class _Options:
 
     def _same(self, client: Any, generating: bool) -> _Options:
         check = self.codes if self.codes is not None else self.check
-        return _Options(self.provider, check, client, generating, self.dropin)
+        return _Options(
+            self.provider, check, client, generating, self.dropin, stream_text=self.stream_text
+        )
 
     def for_generation(self) -> _Options:
         """These options, for what a generating method returned."""
@@ -329,7 +337,7 @@ def _raised_by_sdk(exc: BaseException) -> bool:
     return decisive is None or provider_of_module(module_of(decisive)) is not None
 
 
-def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> BaseException:
+def _fail(exc: Exception, options: _Options) -> BaseException:
     """What to raise for ``exc``: its typed error (a drop-in with ``exc``'s chain and frames,
     or a plain error whose cause is ``exc``), or ``exc`` itself when the wrapped client is an
     SDK's and neither the SDK nor its transport raised it, or when a drop-in was asked for
@@ -346,8 +354,6 @@ def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) ->
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts
-    if chunks is not None:
-        problem.chunks = chunks
     if err is not exc and problem is err:  # a plain error: raised from ``exc``
         err.__cause__ = exc
     return err
@@ -712,6 +718,7 @@ def wrap(
     provider: str | None = None,
     check: bool | Collection[str] = True,
     dropin: bool = True,
+    stream_text: int = 0,
 ) -> _T:
     """The same client, raising typed harness errors for every failure.
 
@@ -726,19 +733,24 @@ def wrap(
         provider: the provider name, when the library should not work it out (an
             OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
         check: run ``check()`` on every result and at the end of every stream, raising the
-            typed error of a failure stop reason (``True``, the default); ``False`` returns
-            results untouched; a collection of codes raises only those codes.
+            typed error of a failure stop reason, and ``upstream.invalid_response`` for a
+            stream that ended before its terminal event (``True``, the default); ``False``
+            returns results untouched and lets streams end as they end (their errors still
+            say what they had delivered); a collection of codes raises only those codes.
         dropin: raise drop-ins (the default): errors that are also the vendor's exception,
             whose vendor members (``code``, ``type``, ``status``, ...) keep the vendor's
             meaning while ``err.problem`` and the other harness members give the harness
             view. ``False`` raises the plain harness errors, with the vendor exception as
             ``__cause__``, for code that wants no vendor semantics at all.
+        stream_text: how many bytes (0 to 4096) of a failed stream's output text its error
+            keeps, as ``err.stream["text"]``; 0, the default, keeps none (the error says how
+            much output reached the caller, never what it was, unless asked).
 
     Returns:
         A proxy with the same interface that type checkers see as the client's own type;
         ``isinstance`` checks against the client's class hold.
     """
-    options = _Options(provider, check, client, dropin=dropin)
+    options = _Options(provider, check, client, dropin=dropin, stream_text=stream_text)
     return cast("_T", _Proxy._ne_make(client, options))
 
 

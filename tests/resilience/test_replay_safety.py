@@ -39,9 +39,10 @@ def test_a_stream_that_failed_after_its_first_chunks_is_not_replayed() -> None:
         assert faults.calls == 1
     assert err.problem.code == "upstream.unavailable"
     assert err.retryable is False  # the answer says: do not send it again
-    assert "not replayed: its stream had already yielded 2 chunk(s)" in (err.detail or "")
-    assert err.chunks is not None
-    assert len(err.chunks) == 2
+    why = "not replayed: its stream had already delivered output to the caller (2 chunk(s),"
+    assert why in (err.detail or "")
+    assert err.stream is not None
+    assert (err.stream["chunks"], err.stream["phase"]) == (2, "text")
 
 
 def test_nor_does_the_fallback_send_it_to_another_provider() -> None:
@@ -127,18 +128,21 @@ def test_a_plain_error_has_no_phase() -> None:
     assert request_phase(ValueError("x")) == "unknown"
 
 
-def test_a_plain_error_with_chunks_is_not_replayed_either() -> None:
-    """An error of your own stream reader (no drop-in), with no detail of its own."""
+def test_a_plain_error_with_a_stream_that_delivered_is_not_replayed_either() -> None:
+    """An error of your own stream reader (no drop-in), with no detail of its own, whose
+    ``upstream.stream`` says output reached the caller (as a received error would)."""
     calls: list[int] = []
+    summary = {"chunks": 2, "phase": "text", "output_chars": 5, "terminal": False}
 
     def read_stream() -> None:
         calls.append(1)
-        err = HarnessError.from_code("upstream.unavailable")
-        err.chunks = ["Hel", "lo"]
-        raise err
+        raise HarnessError.from_code("upstream.unavailable", upstream={"stream": summary})
 
     err = failed(lambda: retrying(attempts=3, sleep=lambda s: None)(read_stream))
     assert calls == [1]
     assert type(err) is UpstreamUnavailableError
-    assert err.detail == "not replayed: its stream had already yielded 2 chunk(s)"
-    assert err.chunks == ["Hel", "lo"]
+    assert err.detail == (
+        "not replayed: its stream had already delivered output to the caller "
+        "(2 chunk(s), 5 character(s))"
+    )
+    assert err.stream == summary
