@@ -19,7 +19,7 @@ Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilie
 * ``Budget(attempts=, seconds=, cost=)``: one bound on a run's retries, repairs, fallbacks
   and breaker calls (the draft's section 10), ending in ``loop.budget_exceeded``.
 * ``replay_refusal(err, idempotent=)``: why a failed call must not be sent again: a stream
-  that already yielded chunks, a request that may have run on the server.
+  that already delivered output (``err.stream``), a request that may have run on the server.
 
 The framework hooks are in ``normalize_errors.resilience.hooks``.
 """

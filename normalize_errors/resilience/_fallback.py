@@ -49,7 +49,7 @@ def fallback(
     It moves on when the error says another provider may succeed (``fails_over``: a rate
     limit or spent quota, an overloaded or unavailable upstream, an open breaker, a refused
     credential), and raises at once a request that is wrong wherever it goes. It does not
-    replay what may not be replayed: a stream that already yielded chunks, or a request that
+    replay what may not be replayed: a stream that already delivered output, or a request that
     may have run (a read timeout after sending) unless ``idempotent``. What it raises is a
     ``HarnessError`` whose ``causes`` hold every earlier attempt's error, most recent first.
 
