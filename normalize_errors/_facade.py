@@ -352,16 +352,25 @@ def diagnose(
         if name is None or name == "http":
             return None
         reader: Adapter = _routing().adapter(name)
+    except Exception as bug:
+        return unreadable_result(bug, provider)
+    try:
         return reader.diagnose(result, tools)
     except Exception as bug:
-        return HarnessInternalError(
-            f"normalize-errors could not read a result ({type(bug).__name__}).",
-            retryable=False,
-            upstream={
-                "exception": type(bug).__name__,
-                **({"provider": provider} if provider else {}),
-            },
-        )
+        return unreadable_result(bug, provider)
+
+
+def unreadable_result(bug: Exception, provider: str | None) -> HarnessError:
+    """What a result no reader could read gives (``diagnose``'s answer to a reader's bug,
+    and ``wrap()``'s, which calls a client's reader itself): ``harness.internal_error``."""
+    return HarnessInternalError(
+        f"normalize-errors could not read a result ({type(bug).__name__}).",
+        retryable=False,
+        upstream={
+            "exception": type(bug).__name__,
+            **({"provider": provider} if provider else {}),
+        },
+    )
 
 
 def diagnose_stream(

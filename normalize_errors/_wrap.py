@@ -146,6 +146,7 @@ class _Options:
         "dropin",
         "generating",
         "http",
+        "judge",
         "provider",
         "reader",
         "sdk",
@@ -165,6 +166,8 @@ class _Options:
         if type(stream_text) is not int or not 0 <= stream_text <= MAX_KEPT_TEXT:
             raise ValueError(f"stream_text must be a number of bytes from 0 to {MAX_KEPT_TEXT}")
         self.stream_text = stream_text
+        self.judge: Callable[[Any, Any], HarnessError | None] | None = None
+        """What reads this client's results (``_judge``), found at the first one."""
         self.provider = provider
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
@@ -220,7 +223,7 @@ def _max_attempts(client: Any) -> int | None:
 # read as attributes, then for values returned by calls. The types are held weakly (botocore
 # makes a client class and an exceptions class per session): a type is collected as if it had
 # never been wrapped.
-_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY, _RESOURCE = range(7)
+_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY, _RESOURCE, _AWAIT, _APAGER = range(9)
 _KINDS: Final[tuple[weakref.WeakKeyDictionary[type, int], weakref.WeakKeyDictionary[type, int]]] = (
     weakref.WeakKeyDictionary(),
     weakref.WeakKeyDictionary(),
@@ -268,7 +271,8 @@ def _kind(value: Any, from_call: bool) -> int:
     API (``client.chat``, not ``client.credentials``: ``_reaches_api``, decided per object).
     Objects of httpx/httpx2 and context managers are wrapped only when a call returns them (a
     wrapped ``httpx.Client``'s responses and ``stream()`` managers), never when read as
-    attributes (``client.base_url``).
+    attributes (``client.base_url``). An awaitable a call returns (an async client's method
+    that is no coroutine function) is awaited, or iterated as a paginator, through the wrapper.
     """
     cls = type(value)
     kinds = _KINDS[from_call]
@@ -287,6 +291,10 @@ def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
     sdk = any(provider_of_module(k.__module__) not in (None, "http") for k in cls.__mro__)
     if isinstance(value, (_DATA, type)) or value is None:
         kind = _PLAIN
+    elif from_call and inspect.isawaitable(value) and not hasattr(cls, "model_fields"):
+        # what an async client's method gives when it is no coroutine function: a coroutine,
+        # or the SDKs' ``AsyncPaginator`` (awaited for the first page, or iterated)
+        kind = _APAGER if hasattr(cls, "__aiter__") else _AWAIT
     elif inspect.isgenerator(value):
         kind = _STREAM
     elif inspect.isasyncgen(value):
@@ -309,11 +317,32 @@ def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
 
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
     if options.check and options.generating:
-        err = _facade.diagnose(result, provider=options.reader, tools=tools)
+        judge = options.judge
+        if judge is None:  # found once per client: its adapter's diagnose
+            judge = options.judge = _judge(options.reader)
+        try:
+            err = judge(result, tools)
+        except Exception as bug:  # as check() answers a reader's bug: never the exception
+            err = _facade.unreadable_result(bug, options.reader)
         if err is not None and (options.codes is None or err.problem.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
             raise err
     return result
+
+
+def _judge(reader: str | None) -> Callable[[Any, Any], HarnessError | None]:
+    """What reads a generating method's results: the adapter of ``reader`` (the provider given,
+    else the SDK's), or, with none, the adapter each result's own type routes to."""
+    if reader is None:
+        return _by_result
+    from .providers._routing import adapter
+
+    judge: Callable[[Any, Any], HarnessError | None] = adapter(reader).diagnose
+    return judge
+
+
+def _by_result(result: Any, tools: Any) -> HarnessError | None:
+    return _facade.diagnose(result, tools=tools)
 
 
 _DATA_LAYER: Final = frozenset({"pydantic", "pydantic_core"})
@@ -365,6 +394,12 @@ def _after(
     if isinstance(value, _Proxy):  # wrapped already (the SDK built a wrapped client)
         return value
     kind = _kind(value, from_call)
+    if kind == _MODEL:  # a generating call's answer, the most common value of all
+        return _checked(value, options, tools)
+    if kind == _AWAIT:
+        return _awaited(value, options, tools, owner)
+    if kind == _APAGER:  # an async paginator: awaited or iterated
+        return _AsyncPager._ne_make(value, options)
     if kind == _PLAIN:
         # text from a generating call is a page or a gateway, not an answer
         if from_call and type(value) is str and options.check and options.generating:
@@ -372,8 +407,6 @@ def _after(
         if options.generating and type(value) is dict:  # boto3: results are plain dicts
             return _plain_result(value, options, tools, owner)
         return value
-    if kind == _MODEL:
-        return _checked(value, options, tools)
     if kind in (_STREAM, _ASTREAM):
         # a wrapped stream is a proxy (``_wrap_streams`` imports this module): imported here
         from ._wrap_streams import _AsyncStream, _Stream, _watch_in_place
@@ -522,10 +555,12 @@ class _Proxy:
                 options = options.for_generation()
             wrapped = _method(value, options, target)
             cache[name] = wrapped
+            _keep(type(self), name)
             return wrapped
         out = _after(value, self._ne_options, None, owner=target, from_call=False)
         if isinstance(out, _Proxy):
             cache[name] = out
+            _keep(type(self), name)
         return out
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -625,6 +660,33 @@ class holds it only weakly (``_ne_class``): a class botocore makes per session i
 with its proxy class once nothing else holds it."""
 
 
+class _Kept:
+    """A name some proxy of this class keeps in its ``_ne_cache`` (a resource such as
+    ``chat``, a wrapped method such as ``create``), put on the proxy class (``_keep``) so
+    that ``wrapped.chat.completions.create`` reads each link from the proxy's cache without
+    first failing the ordinary lookup (which costs an ``AttributeError`` per link before
+    ``__getattr__`` runs). A proxy that keeps nothing under the name (not yet, or not any more:
+    ``__setattr__`` and ``__delattr__`` drop it) reads it through ``__getattr__``, as before."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        found = obj._ne_cache.get(self.name)
+        return found if found is not None else obj.__getattr__(self.name)
+
+
+def _keep(cls: type[_Proxy], name: str) -> None:
+    """Put a ``_Kept`` for ``name`` on ``cls``, a proxy class made for a target class (see
+    ``_proxy_class``), once."""
+    if "_ne_class" in vars(cls) and name not in vars(cls) and not hasattr(_Proxy, name):
+        setattr(cls, name, _Kept(name))
+
+
 def _proxy_class(cls: type) -> type[_Proxy]:
     """The ``_Proxy`` subclass for proxies of instances of ``cls``, named as ``cls``."""
     found = _PROXY_CLASSES.get(cls)
@@ -677,12 +739,8 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
             failure = _fail(exc, options)
             if failure is exc:
                 raise
-        else:
-            if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-                if hasattr(result, "__aiter__"):  # an async paginator: awaited or iterated
-                    return _AsyncPager._ne_make(result, options)
-                return _awaited(result, options, _tools(kwargs), owner)
-            return _after(result, options, _tools(kwargs), owner)
+        else:  # only a generating call's answer is checked against the tools it offered
+            return _after(result, options, _tools(kwargs) if options.generating else None, owner)
         raise failure
 
     return call

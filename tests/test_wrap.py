@@ -1463,3 +1463,34 @@ def test_an_sdk_dataclass_result_comes_back_as_the_sdk_made_it() -> None:
             return made
 
     assert wrap(Holder()).result() is made
+
+
+def test_the_success_path_does_its_work_once_per_client() -> None:
+    """Issue 37, item 6: what does not change between calls is found once. The reader of a
+    client's results is its adapter's ``diagnose``, found at the first result and kept on the
+    client's options; each link of ``client.chat.completions.create`` is read from the
+    proxy's own cache through a ``_Kept`` its class holds (no failed lookup per link), while
+    another client of the same class reads its own links, and a member set or deleted on a
+    proxy is read afresh."""
+    from normalize_errors.providers import openai as openai_adapter
+
+    one, two = wrap(openai_client(ok)), wrap(openai_client(ok))
+    assert one.chat.completions.create(model="m", messages=MESSAGES).choices[0].message.content
+    kept = vars(type(one))["chat"]
+    assert isinstance(kept, _wrap._Kept)
+    assert vars(type(one.chat))["completions"].name == "completions"
+    options = one.chat.completions.create.__closure__  # the wrapped method's options
+    found = [
+        cell.cell_contents
+        for cell in options or ()
+        if isinstance(cell.cell_contents, _wrap._Options)
+    ]
+    assert found
+    assert found[0].judge is openai_adapter.diagnose
+    assert two.chat is not one.chat  # the other client's own link, through the same class
+    assert two.chat._ne_target is two._ne_target.chat
+    assert one.chat is one.chat  # kept
+    replacement = two._ne_target.chat
+    one.chat = replacement  # set on the client itself: the kept link is dropped
+    assert one._ne_target.chat is replacement
+    assert one.chat._ne_target is replacement

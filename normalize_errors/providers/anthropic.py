@@ -52,7 +52,7 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._safe_read import field, integer, text_of
+from .._safe_read import field, integer, member, text_of
 from .._stream_state import StreamState, fold
 from ._routing import declared
 
@@ -345,8 +345,17 @@ _USAGE: Final = Usage(
 
 
 def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
-    request_id = text_of(field(result, "_request_id"))
-    return stop_error(NAME, code, reason, detail, request_id=request_id, **extra)
+    """The error a message's stop reason means, with the message's ids."""
+    return stop_error(
+        NAME,
+        code,
+        reason,
+        detail,
+        request_id=text_of(field(result, "_request_id")),
+        message_id=text_of(field(result, "id")),
+        model=text_of(field(result, "model")),
+        **extra,
+    )
 
 
 def _stop_details(value: Any) -> dict[str, Any] | None:
@@ -358,7 +367,7 @@ def _stop_details(value: Any) -> dict[str, Any] | None:
 
 
 def _blocks(result: Any) -> list[Any]:
-    content = field(result, "content")
+    content = member(result, "content")
     if isinstance(content, (list, tuple)):
         return list(content)
     return []
@@ -423,11 +432,11 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     stop reason this library does not know) with no usable content is ``output.empty``;
     ``stop_sequence``, ``tool_use`` and ``pause_turn`` are never failures.
     """
-    reason = text_of(field(result, "stop_reason"))
+    reason = text_of(member(result, "stop_reason"))
     blocks = _blocks(result)
-    if reason is None and not blocks and text_of(field(result, "type")) != "message":
+    if reason is None and not blocks and text_of(member(result, "type")) != "message":
         return _not_a_message(result)
-    found = _judge(result, reason, blocks, offered_names(tools))
+    found = _judge(result, reason, blocks, tools)
     if found is not None and found.result is None:
         found.result = result
     return found
@@ -460,10 +469,8 @@ def _not_a_message(result: Any) -> HarnessError | None:
 
 
 def _judge(
-    result: Any, reason: str | None, blocks: list[Any], offered: frozenset[str] | None
+    result: Any, reason: str | None, blocks: list[Any], tools: Iterable[Any] | None
 ) -> HarnessError | None:
-    message_id = text_of(field(result, "id"))
-    model = text_of(field(result, "model"))
     if reason == "max_tokens":
         return _stop(
             "output.truncated",
@@ -471,8 +478,6 @@ def _judge(
             "The output stopped at the max_tokens limit.",
             result,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     if reason == "model_context_window_exceeded":
         return _stop(
@@ -481,8 +486,6 @@ def _judge(
             "The output stopped because the model's context window is full.",
             result,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     if reason == "refusal":
         details = _stop_details(field(result, "stop_details"))
@@ -493,21 +496,20 @@ def _judge(
             explanation or "The model declined the request.",
             result,
             stop_details=details,
-            message_id=message_id,
-            model=model,
         )
     produced = False
     for block in blocks:
-        kind = text_of(field(block, "type"))
+        kind = text_of(member(block, "type"))
         if kind == "tool_use":
             produced = True
+            offered = offered_names(tools)
             problem = tool_call_problem(
                 field(block, "name"), field(block, "input"), field(block, "id"), offered, NAME
             )
             if problem is not None:
                 return problem
         elif kind == "text":
-            produced = produced or bool(text_of(field(block, "text")))
+            produced = produced or bool(text_of(member(block, "text")))
         elif kind not in _UNUSED:
             produced = True
     if not produced and reason is not None and reason not in _QUIET:
@@ -517,8 +519,6 @@ def _judge(
             "The model returned no content.",
             result,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     return None
 

@@ -17,7 +17,7 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._safe_read import field, sequence, text_of
+from ..._safe_read import field, member, sequence, text_of
 from ..._wording import finish_failure
 from ._errors import NAME, TABLE, _read
 
@@ -45,12 +45,12 @@ USAGE: Final = Usage(
 """Token counts of a Chat Completions or Responses result (``upstream.usage``)."""
 
 
-def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
+def _chat(result: Any, choices: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     """A result of several choices (``n`` > 1) fails only when every choice fails, with
     the first one's error: one usable choice is an answer."""
     first: HarnessError | None = None
-    for index, choice in enumerate(sequence(field(result, "choices"))):
-        problem = _choice(result, index, choice, offered)
+    for index, choice in enumerate(sequence(choices)):
+        problem = _choice(result, index, choice, tools)
         if problem is None:
             return None
         first = first or problem
@@ -58,17 +58,17 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
 
 
 def _choice(
-    result: Any, index: int, choice: Any, offered: frozenset[str] | None
+    result: Any, index: int, choice: Any, tools: Iterable[Any] | None
 ) -> HarnessError | None:
-    finish = text_of(field(choice, "finish_reason"))
+    finish = text_of(member(choice, "finish_reason"))
     if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
         native = text_of(field(choice, "native_finish_reason"))
         if native and finish_failure(native):
             finish = native
-    message = field(choice, "message") or {}
-    content = field(message, "content")
+    message = member(choice, "message") or {}
+    content = member(message, "content")
     if content is None:
-        content = field(choice, "text")
+        content = member(choice, "text")
     if finish == "length":
         usage = read_usage(result, USAGE)
         spent = (
@@ -91,10 +91,10 @@ def _choice(
             content_filter_results=field(choice, "content_filter_results"),
             choice=index,
         )
-    refusal = field(message, "refusal")
+    refusal = member(message, "refusal")
     if isinstance(refusal, str) and refusal:
         return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
-    named = finish_failure(finish) if finish else None
+    named = finish_failure(finish) if finish and finish != "stop" else None
     if named is not None and finish:
         return _stop(
             named,
@@ -104,7 +104,8 @@ def _choice(
             model_feedback=_FINISH_FEEDBACK.get(named),
             choice=index,
         )
-    calls = sequence(field(message, "tool_calls"))
+    calls = sequence(member(message, "tool_calls"))
+    offered = offered_names(tools) if calls else None
     for call in calls:
         function = field(call, "function")
         found = tool_call_problem(
@@ -334,13 +335,13 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     and empty output; for the Responses API at ``status`` (``failed``, ``incomplete``,
     ``cancelled``) and its output items.
     """
-    offered = offered_names(tools)
-    if field(result, "choices") is not None:
-        found = _chat(result, offered)
+    choices = member(result, "choices")
+    if choices is not None:
+        found = _chat(result, choices, tools)
     elif text_of(field(result, "object")) == "response" or (
         field(result, "output") is not None and field(result, "status") is not None
     ):
-        found = _responses(result, offered)
+        found = _responses(result, offered_names(tools))
     elif type(result) is dict or type(result).__module__.startswith("openai.types."):
         return _not_a_result(result)  # a body that is no result (the SDK builds one anyway)
     else:
