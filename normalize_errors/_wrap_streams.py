@@ -20,7 +20,6 @@ caller, which the retry, fallback and breaker helpers read before sending a call
 
 from __future__ import annotations
 
-import collections
 import functools
 import inspect
 import weakref
@@ -70,8 +69,10 @@ class _Watch:
         """The state machine's ``feed``."""
         self.frame: str | None = None
         """The first error event the SDK decoded, as SSE text."""
-        self.passed: collections.deque[str] | None = None
-        """The data of the last events decoded while the SDK had yielded no chunk."""
+        self.passed: list[str] | None = None
+        """The data of the last ``_PASSED`` events decoded while the SDK had yielded no chunk
+        (a list, not a deque: most streams pass their first event on as a chunk at once, and
+        a deque takes a block of 64 entries for it)."""
         self.saw_done = False
         """Whether the SDK decoded a ``data: [DONE]`` line (it does not yield it)."""
 
@@ -157,8 +158,10 @@ class _Watch:
             self.saw_done = True
         if self.state is None:
             if self.passed is None:
-                self.passed = collections.deque(maxlen=_PASSED)
+                self.passed = []
             self.passed.append(data)
+            if len(self.passed) > _PASSED:
+                del self.passed[0]
 
     def frame_error(self) -> HarnessError | None:
         """The error event the SDK decoded but neither raised nor yielded, read as
