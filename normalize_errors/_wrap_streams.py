@@ -123,14 +123,16 @@ class _Watch:
     def failed(self, exc: Exception) -> BaseException | None:
         """What to raise for ``exc``, raised while reading the stream: its typed error with
         the stream's summary, or ``exc`` itself (see ``_fail``); ``None`` when the terminal
-        event had come and the transport failed after it (the stream ended whole)."""
+        event had come and the transport failed after it (the stream ended whole; checked
+        streams only: unchecked, the SDK's error is raised, typed)."""
         err = _fail(exc, self.options)
         if not isinstance(err, HarnessError):
             return err
         state = self.state
         problem = err.problem
         if (
-            state is not None
+            self.options.check  # unchecked, a stream ends as the SDK ends it
+            and state is not None
             and state.terminal
             and problem.code in _LOST
             and not problem.upstream.get("in_stream")

@@ -258,7 +258,8 @@ def test_a_connection_closed_after_the_terminal_event_ends_the_stream_whole(
 ) -> None:
     """The terminal event came (chat: its finish reason and usage chunk, without the
     ``[DONE]`` the SDK would stop at), then the connection broke: the plain client raises
-    the transport's error; the wrapped one ends the stream as whole."""
+    the transport's error; the wrapped one ends the stream as whole (``check=False`` leaves
+    the judgment out and raises the SDK's error, typed, saying the terminal event came)."""
     pieces = [p for p in shape.whole if p != b"data: [DONE]\n\n"]
     seen, err = wrapped_until_error(shape.api, pieces, mode, broken=True)
     assert err is None, err
@@ -267,6 +268,9 @@ def test_a_connection_closed_after_the_terminal_event_ends_the_stream_whole(
     with pytest.raises(Exception) as raised:  # noqa: PT011 - the SDK's own connection error
         read(shape.api, plain, mode)
     assert "Connection" in type(raised.value).__name__ or "Protocol" in type(raised.value).__name__
+    _, unchecked = wrapped_until_error(shape.api, pieces, mode, broken=True, check=False)
+    assert isinstance(unchecked, UpstreamUnavailableError)  # unchecked: as the SDK ends it
+    assert stream_of(unchecked)["terminal"] is True
 
 
 @pytest.mark.parametrize("mode", MODES)
