@@ -247,3 +247,17 @@ def test_a_whole_stream_with_a_failure_stop_reason_is_judged_as_its_result() -> 
     truncated = diagnose(message, provider="anthropic")
     assert truncated is not None
     assert truncated.code == err.code
+
+
+def test_a_recorded_body_s_done_line_ends_a_chat_stream() -> None:
+    """A recorded chat body read as text: its ``data: [DONE]`` line is the terminal event
+    the SDKs do not yield (constructed: the recorded Azure chunks without their finish
+    reason, framed as SSE)."""
+    no_finish = events("openai-chat-azure-text")
+    no_finish[-2]["choices"][0]["finish_reason"] = None
+    body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in no_finish)
+    cut = diagnose_stream(body, provider="openai")
+    assert cut is not None
+    assert cut.code == "upstream.invalid_response"
+    assert diagnose_stream(body + "data: [DONE]\n\n", provider="openai") is None
+    assert diagnose_stream(body.encode() + b"data: [DONE]\n\n") is None
