@@ -45,13 +45,11 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import inspect
 import sys
 import weakref
 from collections.abc import Callable, Collection, Iterable
-from enum import Enum
 from typing import Any, Final, TypeVar, cast
 
 from . import _facade
@@ -60,6 +58,17 @@ from ._dropin import dropin_class, make_dropin
 from ._exceptions import HarnessError
 from ._safe_read import module_of
 from ._stream_state import MAX_KEPT_TEXT
+from ._wrap_kinds import (
+    APAGER,
+    ASTREAM,
+    AWAIT,
+    DATA,
+    MODEL,
+    PAGE,
+    PLAIN,
+    STREAM,
+    kind_of,
+)
 from .providers import PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
@@ -219,102 +228,6 @@ def _max_attempts(client: Any) -> int | None:
     return None
 
 
-# What to do with a value coming out of the real client, decided once per type: for values
-# read as attributes, then for values returned by calls. The types are held weakly (botocore
-# makes a client class and an exceptions class per session): a type is collected as if it had
-# never been wrapped.
-_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY, _RESOURCE, _AWAIT, _APAGER = range(9)
-_KINDS: Final[tuple[weakref.WeakKeyDictionary[type, int], weakref.WeakKeyDictionary[type, int]]] = (
-    weakref.WeakKeyDictionary(),
-    weakref.WeakKeyDictionary(),
-)
-_DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, frozenset, Enum)
-
-# Where the SDKs keep the client a resource calls through: openai's and anthropic's resources
-# (``_client``), google-genai's modules (``_api_client``), Fern's (cohere: ``_client_wrapper``)
-# and Speakeasy's (mistral: ``sdk_configuration``).
-_CLIENT_SLOTS: Final = ("_client", "_api_client", "_client_wrapper", "sdk_configuration")
-
-
-def _holds_client(value: Any) -> bool:
-    for slot in _CLIENT_SLOTS:
-        try:
-            if getattr(value, slot, None) is not None:
-                return True
-        except Exception:  # a property of the SDK's that raises is not a client
-            continue
-    return False
-
-
-def _reaches_api(value: Any) -> bool:
-    """Whether an SDK object read as an attribute can call the API: it holds a client, or one
-    of its members does (a ``with_raw_response`` view, google-genai's ``Chats``). A credentials
-    provider, a configuration or an options object cannot, and is returned as it is."""
-    if _holds_client(value):
-        return True
-    try:
-        members = list(vars(value).values())
-    except TypeError:  # no __dict__
-        return False
-    return any(
-        m is not None and not isinstance(m, (_DATA, type)) and _holds_client(m) for m in members
-    )
-
-
-def _kind(value: Any, from_call: bool) -> int:
-    """How to treat ``value``: returned by a call (``from_call``) or read as an attribute.
-
-    Data (strings, numbers, enums, containers, dataclasses) and classes are returned as they
-    are; SDK models are checked and returned as they are; generators and SDK streams are wrapped as
-    streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
-    proxies when a call returns them, and when read as attributes only if they can reach the
-    API (``client.chat``, not ``client.credentials``: ``_reaches_api``, decided per object).
-    Objects of httpx/httpx2 and context managers are wrapped only when a call returns them (a
-    wrapped ``httpx.Client``'s responses and ``stream()`` managers), never when read as
-    attributes (``client.base_url``). An awaitable a call returns (an async client's method
-    that is no coroutine function) is awaited, or iterated as a paginator, through the wrapper.
-    """
-    cls = type(value)
-    kinds = _KINDS[from_call]
-    kind = kinds.get(cls)
-    if kind is None:
-        kind = kinds[cls] = _kind_of_type(value, cls, from_call)
-    if kind == _RESOURCE:
-        return _PROXY if _reaches_api(value) else _PLAIN
-    return kind
-
-
-def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
-    module = getattr(cls, "__module__", "") or ""
-    root = module.partition(".")[0]
-    # a class of the application's on an SDK's class (a ``Stream`` subclass) is the SDK's kind
-    sdk = any(provider_of_module(k.__module__) not in (None, "http") for k in cls.__mro__)
-    if isinstance(value, (_DATA, type)) or value is None:
-        kind = _PLAIN
-    elif from_call and inspect.isawaitable(value) and not hasattr(cls, "model_fields"):
-        # what an async client's method gives when it is no coroutine function: a coroutine,
-        # or the SDKs' ``AsyncPaginator`` (awaited for the first page, or iterated)
-        kind = _APAGER if hasattr(cls, "__aiter__") else _AWAIT
-    elif inspect.isgenerator(value):
-        kind = _STREAM
-    elif inspect.isasyncgen(value):
-        kind = _ASTREAM
-    elif not sdk and not (from_call and root in ("httpx", "httpx2")):
-        managed = hasattr(cls, "__enter__") or hasattr(cls, "__aenter__")
-        kind = _PROXY if from_call and managed else _PLAIN
-    elif hasattr(cls, "model_fields") or hasattr(cls, "__pydantic_fields__"):
-        kind = _PAGE if hasattr(cls, "iter_pages") else _MODEL
-    elif dataclasses.is_dataclass(cls):  # data (openai's AgentTurnResult): as the SDK made it
-        kind = _PLAIN
-    elif hasattr(cls, "__next__") or (hasattr(cls, "__iter__") and hasattr(cls, "response")):
-        kind = _STREAM
-    elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):
-        kind = _ASTREAM
-    else:
-        kind = _PROXY if from_call else _RESOURCE
-    return kind
-
-
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
     if options.check and options.generating:
         judge = options.judge
@@ -393,29 +306,29 @@ def _after(
 ) -> Any:
     if isinstance(value, _Proxy):  # wrapped already (the SDK built a wrapped client)
         return value
-    kind = _kind(value, from_call)
-    if kind == _MODEL:  # a generating call's answer, the most common value of all
+    kind = kind_of(value, from_call)
+    if kind == MODEL:  # a generating call's answer, the most common value of all
         return _checked(value, options, tools)
-    if kind == _AWAIT:
+    if kind == AWAIT:
         return _awaited(value, options, tools, owner)
-    if kind == _APAGER:  # an async paginator: awaited or iterated
+    if kind == APAGER:  # an async paginator: awaited or iterated
         return _AsyncPager._ne_make(value, options)
-    if kind == _PLAIN:
+    if kind == PLAIN:
         # text from a generating call is a page or a gateway, not an answer
         if from_call and type(value) is str and options.check and options.generating:
             raise _not_an_answer(value, options.provider, owner)
         if options.generating and type(value) is dict:  # boto3: results are plain dicts
             return _plain_result(value, options, tools, owner)
         return value
-    if kind in (_STREAM, _ASTREAM):
+    if kind in (STREAM, ASTREAM):
         # a wrapped stream is a proxy (``_wrap_streams`` imports this module): imported here
         from ._wrap_streams import _AsyncStream, _Stream, _watch_in_place
 
         if _watch_in_place(value, options, tools, owner):
             return value
-        made = _Stream if kind == _STREAM else _AsyncStream
+        made = _Stream if kind == STREAM else _AsyncStream
         return made._ne_make(value, options, tools, owner)
-    if kind == _PAGE:
+    if kind == PAGE:
         _checked(value, options, tools)
     module = getattr(type(value), "__module__", "") or ""
     if module.partition(".")[0] in ("httpx", "httpx2") and not options.http:
@@ -444,7 +357,7 @@ def _raw_checked(value: Any, options: _Options, tools: Any) -> Any:
         parsed = value.parse()
     except Exception:  # the caller's own parse() raises it, as without wrap()
         return value
-    if _kind(parsed, True) == _MODEL:
+    if kind_of(parsed, True) == MODEL:
         _checked(parsed, options, tools)
     return value
 
@@ -460,7 +373,7 @@ async def _araw_checked(value: Any, options: _Options, tools: Any) -> Any:
         parsed = await value.parse()
     except Exception:  # the caller's own parse() raises it, as without wrap()
         return value
-    if _kind(parsed, True) == _MODEL:
+    if kind_of(parsed, True) == MODEL:
         _checked(parsed, options, tools)
     return value
 
@@ -469,7 +382,7 @@ def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: A
     """A generating method's plain-dict result (boto3's Bedrock runtime): checked; its event
     ``stream`` (ConverseStream, InvokeModelWithResponseStream) wrapped in place."""
     stream = value.get("stream", value.get("body"))
-    if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, _DATA):
+    if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, DATA):
         from ._wrap_streams import _Stream
 
         key = "stream" if "stream" in value else "body"
