@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ._redact import redact
+from ._safe_read import described
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "CassetteError", "read"]
 
@@ -188,4 +189,4 @@ def _kind(value: Any) -> str:
         bool: "a boolean",
         int: "an integer",
     }
-    return names.get(type(value), f"a {type(value).__name__}")
+    return names.get(type(value)) or described(value)

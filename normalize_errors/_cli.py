@@ -3,25 +3,32 @@
 Subcommands:
 
 * ``codes [--json]``: the registry as a table, or as JSON.
-* ``explain CODE``: what a code means, its defaults, HTTP status, advice and class.
+* ``explain CODE``: what a code means, its defaults, HTTP status, advice and class; a word
+  that is no code gets the codes it may mean (``close_codes``).
 * ``replay [PATH ...] [--json] [--mode sync|async] [--wrapped]``: replay cassettes (default:
   the shipped ones) offline through the real SDK clients and print what each failure
   becomes. Exits 1 if any cassette does not give the harness error its metadata expects.
-* ``cassettes [PATH ...] [--json]``: the cassettes (default: the shipped ones) with their
-  public names (``anthropic/overloaded_529``), the harness code each gives and its source.
+* ``cassettes [PATH ...] [--json] [--provider P] [--code C]``: the cassettes (default: the
+  shipped ones) with their public names (``anthropic/overloaded_529``), the harness code
+  each gives and its source.
 * ``record [--out DIR] [--name NAME] SCRIPT [ARG ...]``: run a Python script of yours and
   record every HTTP exchange it makes as a cassette under DIR (default ``cassettes``),
-  credentials removed (see ``normalize_errors.testing.record``).
-* ``classify [FILE] [--provider NAME]``: read one failed response from FILE or standard
-  input (raw HTTP text, JSON with ``status``, ``headers`` and ``body``, or a vendor's bare
-  error body or page as pasted from a log) and print its problem object as JSON; standard
-  error names the form read, and input in none of the forms exits 2 (``CLASSIFY_HELP``).
+  credentials removed (see ``normalize_errors.testing.record``); exits 1 if it raised.
+* ``classify [FILE] [--provider NAME]``: read one failed response from FILE, standard input
+  or the argument itself (raw HTTP, JSON with ``status``, ``headers`` and ``body``, a
+  vendor's bare error body or page, a stream's events, a pasted traceback; ``_pasted``
+  reads the text) and print its problem object as JSON; standard error names the form read.
+  Exit status 2 when the input cannot be read, 3 when it holds nothing a provider sends for
+  a failure (``CLASSIFY_HELP``).
+* ``corpus [--split S] [--kind K] [--provider P] [--json]``: the score on the corpus.
+
+Standard output holds the answer only; a refusal (an unknown code, provider or file) is one
+line on standard error, with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import shutil
@@ -30,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
 from ._code_classes import class_for_code
+from ._exceptions import HarnessError
 from ._registry import CODES, code_info
 from ._safe_read import qualname
 from .providers import NAMES
@@ -98,13 +106,51 @@ def _codes(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _refuse(command: str, message: str) -> int:
+    """Say on standard error, in one line, why ``command`` cannot answer; exit status 2.
+
+    The message may quote what was typed (a word, a file name): a key typed by mistake is
+    redacted."""
+    from ._redact import redact
+
+    sys.stderr.write(f"normalize-errors {command}: {redact(message)}\n")
+    return 2
+
+
+def close_codes(word: str) -> list[str]:
+    """The registered codes ``word`` may have meant: those whose last part is spelt like
+    ``word``'s (``overloaded``, ``rate_limit``, ``upstream.overloded``), then whole codes
+    spelt like it (``upstrem.overloaded``)."""
+    import difflib
+
+    by_last: dict[str, list[str]] = {}
+    for code in CODES:
+        by_last.setdefault(code.rpartition(".")[2], []).append(code)
+    found = []
+    for part in difflib.get_close_matches(word.rpartition(".")[2], list(by_last), 3, 0.7):
+        found += by_last[part]
+    found += [c for c in difflib.get_close_matches(word, list(CODES), 3, 0.85) if c not in found]
+    return found[:3]
+
+
+def _did_you_mean(options: Sequence[str]) -> str:
+    return f" (did you mean {' or '.join(options)}?)" if options else ""
+
+
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
     code: str = args.code
     if code not in CODES:
-        known = code.partition(".")[0] in {c.partition(".")[0] for c in CODES}
-        hint = " (an unknown code of a known category: read as its category)" if known else ""
-        out.write(f"{code}: not a registered code{hint}. Run `normalize-errors codes`.\n")
-        return 2
+        categories = {c.partition(".")[0] for c in CODES}
+        if code in categories:
+            listed = ", ".join(c for c in CODES if c.startswith(code + "."))
+            return _refuse("explain", f"{code} is a category, not a code; its codes: {listed}")
+        known = code.partition(".")[0] in categories
+        hint = "an unknown code of a known category is read as its category; " if known else ""
+        return _refuse(
+            "explain",
+            f"{code} is not a registered code{_did_you_mean(close_codes(code))}; {hint}"
+            "`normalize-errors codes` lists them",
+        )
     info = code_info(code)
     err = class_for_code(code)()
     lines = [
@@ -129,12 +175,13 @@ def _fmt_wait(value: float | None) -> str:
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
+        import yaml  # noqa: F401 - load() reads every cassette with it
+
         from .replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(
-            f"replay needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}\n"
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
+        return _refuse(
+            "replay", f"needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}"
         )
-        return 2
     prepare = None
     if args.wrapped:
         from ._wrap import wrap
@@ -149,8 +196,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         try:
             scenario = load(path)
         except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
-            out.write(f"normalize-errors replay: {exc}\n")
-            return 2
+            return _refuse("replay", str(exc))
         missing = _missing_sdk(scenario)
         if missing is not None:  # an SDK this install does not have: skip, naming it
             skipped += 1
@@ -230,22 +276,28 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
         from .replay import catalog
 
         rows = catalog(args.paths)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(f"cassettes needs PyYAML (pip install 'normalize-errors[testing]'): {exc}\n")
-        return 2
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
+        return _refuse(
+            "cassettes", f"needs PyYAML (pip install 'normalize-errors[testing]'): {exc}"
+        )
     except (ValueError, OSError) as exc:  # CassetteError names the file and the fault
-        out.write(f"normalize-errors cassettes: {exc}\n")
-        return 2
+        return _refuse("cassettes", str(exc))
     total = len(rows)
     if args.provider:
+        known = sorted({*NAMES, *(r["provider"] for r in rows)})
+        if args.provider not in known:
+            return _refuse("cassettes", _no_provider(args.provider, known))
         rows = [r for r in rows if r["provider"] == args.provider]
-    if args.code:  # a code, or a category (``upstream``) or any leading part of one
+    if args.code:  # a code, or a category (``upstream``)
         wanted: str = args.code.rstrip(".")
-        rows = [
-            r
-            for r in rows
-            if r["code"] and (r["code"] == wanted or r["code"].startswith(wanted + "."))
-        ]
+        if not any(_gives(code, wanted) for code in CODES):
+            hint = _did_you_mean(close_codes(wanted))
+            return _refuse(
+                "cassettes",
+                f"--code {wanted}: no registered code or category{hint}; "
+                "`normalize-errors codes` lists them",
+            )
+        rows = [r for r in rows if r["code"] and _gives(r["code"], wanted)]
     if args.json:
         for row in rows:
             out.write(json.dumps(row) + "\n")
@@ -264,6 +316,21 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"\nin {shipped()}")
     out.write("\n")
     return 0
+
+
+def _gives(code: str, wanted: str) -> bool:
+    """Whether ``code`` is the code ``wanted``, or of the category ``wanted``."""
+    return code == wanted or code.startswith(wanted + ".")
+
+
+def _no_provider(name: str, known: Sequence[str], listed: str | None = None) -> str:
+    """The refusal of a provider name that is none of ``known``, listing them (or saying
+    where they are listed)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=2, cutoff=0.7)
+    where = listed or f"the providers: {', '.join(known)}"
+    return f"no provider {name!r}{_did_you_mean(close)}; {where}"
 
 
 def fitted_table(rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
@@ -287,11 +354,17 @@ def fitted_table(rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None
 def _record(args: argparse.Namespace, out: TextIO) -> int:
     import runpy
 
+    if not os.path.exists(args.script):
+        return _refuse("record", f"no script {args.script!r} (no such file)")
     try:
+        import vcr  # noqa: F401 - record() records with it, imported when it starts
+        import yaml  # noqa: F401
+
         from .testing import record
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        out.write(f"record needs the 'testing' extra: {exc}\n")
-        return 2
+    except ImportError as exc:  # an install without the extra: a refusal, not a traceback
+        return _refuse(
+            "record", f"needs the 'testing' extra (pip install 'normalize-errors[testing]'): {exc}"
+        )
     saved = sys.argv[:]
     sys.argv = [args.script, *args.args]
     status = 0
@@ -301,8 +374,12 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
                 runpy.run_path(args.script, run_name="__main__")
             except SystemExit as stop:
                 status = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
-            except Exception as exc:  # a failure is often what was meant to be recorded
-                out.write(f"the script raised {qualname(exc)}\n")
+            except Exception as exc:  # what it recorded before is kept: often the failure
+                sys.stderr.write(
+                    f"normalize-errors record: the script raised {qualname(exc)}"
+                    " (its exchanges up to then are recorded)\n"
+                )
+                status = 1  # as Python's own exit status for an uncaught exception
     finally:
         sys.argv = saved
     for path in written:
@@ -311,17 +388,6 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
         out.write("no HTTP exchange was recorded\n")
     return status
 
-
-_FORMS: Final = {
-    "object": "a JSON object with status, headers and body",
-    "body": "a bare error body (JSON, no status or headers)",
-    "page": "a bare page or text body (no status or headers)",
-    "http": "raw HTTP (status line, headers, blank line, body)",
-    "headers": "raw HTTP without a status line (headers, blank line, body)",
-    "problem": "a problem details object (application/problem+json)",
-    "traceback": "a Python traceback (its last line: the SDK's exception)",
-}
-"""The forms ``classify`` reads, by the name it reports on standard error."""
 
 CLASSIFY_HELP: Final = """\
 Reads one failed response and prints its problem object (JSON) on standard output; standard
@@ -335,21 +401,38 @@ error says which form of input was read. The forms:
                     {"type": "error", "error": {"type": "overloaded_error", ...}}  (Anthropic)
                     {"error": {"message": ..., "type": ..., "code": ...}}  (OpenAI and kin)
                     {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", ...}}  (Google)
-                    or any other JSON object or array; read without a status
+                    or any other JSON object or array, or a dict a log printed with
+                    repr ({'error': {...}}); read without a status. A result or a
+                    stream's event (a completion cut at the token limit) is read for
+                    its stop reason.
   bare page         an HTML page or a line of text that starts with '<'
+  stream            a stream's events (event: and data: lines): its error event, else
+                    how it ended (a finish at the token limit)
+  SDK's text        an error as an SDK prints it with no status: botocore's "An error
+                    occurred (ThrottlingException) when calling the Converse operation:
+                    ...", Google's gRPC text ("... [reason: \"API_KEY_INVALID\" ...")
   problem details   {"type": ..., "title": ..., "status": 429, ...}  (application/problem+json,
                     a harness error's or any RFC 9457 one; its status is read as the HTTP status)
-  traceback         a whole Python traceback of an SDK exception, or only its last line:
+  traceback         a whole Python traceback (chained, or an exception group) holding an
+                    exception an SDK raised, or only that exception's line:
                     openai.BadRequestError: Error code: 400 - {'error': {...}}
-                    anthropic.OverloadedError: Error code: 529 - {'type': 'error', ...}
+                    anthropic.OverloadedError: 529 Overloaded (request_id: req_..., ...)
                     google.genai.errors.ClientError: 400 INVALID_ARGUMENT. {'error': {...}}
-                    (the provider from the exception's module, the status from its message)
+                    (the provider from the exception's module, the status from its message;
+                    each exception of a chain is read apart, and the SDK's is read, not the
+                    one the application raised over it or while handling it)
+
+FILE is a file to read, or - for standard input (the default). An argument that names no
+file is read as the text itself when it holds a line break, '{', '[', '<', ': ' or
+'Traceback', or starts with 'HTTP/' (pasted JSON, a page, a traceback, an exception's line).
 
 The problem object goes to standard output; standard error also says the code and its
 advice (what to do next).
 
-Exit status: 0 when a problem object was printed, 2 when the input is none of these forms
-(nothing is printed on standard output then).
+Exit status: 0 when a problem object was printed; 2 when the input cannot be read (no such
+file, a folder, not UTF-8, JSON that does not parse); 3 when it holds nothing a provider
+sends for a failure (no HTTP status, no error code, type or message, no page, no SDK
+exception): not recognised. Nothing is printed on standard output unless the status is 0.
 """
 
 
@@ -364,165 +447,150 @@ _ADVICE: Final = {
 }
 """What each ``advice`` word asks of the caller, as ``classify`` prints it."""
 
-_SDK_MODULES: Final = (("google.genai", "google"), ("openai", "openai"), ("anthropic", "anthropic"))
-"""The exception modules ``classify`` reads a traceback of, and their provider."""
+NOT_RECOGNISED: Final = 3
+"""``classify``'s exit status for input that holds nothing a provider sends for a failure."""
 
-_CLASS_STATUS: Final = {
-    "BadRequestError": 400,
-    "AuthenticationError": 401,
-    "PermissionDeniedError": 403,
-    "NotFoundError": 404,
-    "ConflictError": 409,
-    "RequestTooLargeError": 413,
-    "UnprocessableEntityError": 422,
-    "RateLimitError": 429,
-    "ServiceUnavailableError": 503,
-    "OverloadedError": 529,
-}
-"""The status an openai or anthropic exception class stands for, when its message (the raw
-body of a response that was not JSON) does not say it."""
+_TEXT_MARKS: Final = ("\n", "{", "[", "<", ": ", "Traceback")
+"""What makes an argument that names no file the text itself (``CLASSIFY_HELP``)."""
 
 
-def _status_text(text: str) -> bool:
-    return len(text) == 3 and text.isdigit()
-
-
-def _python_value(text: str) -> Any:
-    """A dict or list an SDK printed with ``repr`` (single quotes, True, None), read back
-    with ``ast.literal_eval`` (literals only, never code); else the text as it is."""
-    if text[:1] in ("{", "["):
+def _classify_input(given: str | None) -> bytes | str:
+    """The bytes ``classify`` reads (a file, standard input, or the argument itself), or
+    the one-line reason it cannot read any (``FILE`` in ``CLASSIFY_HELP``)."""
+    if given in (None, "-"):
+        return sys.stdin.buffer.read()
+    assert given is not None
+    if os.path.isdir(given):
+        return f"{given} is a folder: give one file, or the text itself"
+    if os.path.exists(given):
         try:
-            value = ast.literal_eval(text)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return text
-        if isinstance(value, (dict, list)):
-            return json.dumps(value, default=str)
-    return text
+            with open(given, "rb") as source:
+                return source.read()
+        except OSError as exc:
+            return f"cannot read {given}: {exc.strerror or type(exc).__name__}"
+    if given.startswith("HTTP/") or any(mark in given for mark in _TEXT_MARKS):
+        return os.fsencode(given)  # pasted as the argument: the text itself
+    return (
+        f"no file {given!r} (an argument that names no file is read as the text itself only "
+        "when it holds a line break, '{', '[', '<', ': ' or 'Traceback', or starts with HTTP/)"
+    )
 
 
-def _read_traceback(text: str) -> tuple[Any, Any, Any, str] | None:
-    """(status, headers, body, provider) of a pasted traceback whose last exception is an
-    SDK's (or of that exception's line alone); None when the text is not one.
+def _answer(
+    status: Any, headers: Any, body: Any, form: str, provider: str | None
+) -> tuple[HarnessError, str]:
+    """The error a pasted response means, and the form it was read as: read as the corpus
+    reads its cases (``corpus.run``). A bare JSON body that is an SDK result or a stream's
+    event is read for its stop reason first (``diagnose``, ``diagnose_stream``: a finish at
+    the token limit, a failed response); a stream's events for an error event, else for how
+    the stream ended.
 
     Raises:
-        ValueError: a traceback, but of no SDK exception ``classify`` reads.
+        Unrecognised: nothing a provider sends for a failure is in it (``_recognised``).
     """
-    raw = text.strip().splitlines()
-    lines = [line.strip() for line in raw]
-    traced = any(line.startswith("Traceback (most recent call last)") for line in lines)
-    for at in range(len(lines) - 1, -1, -1):
-        name, sep, first = lines[at].partition(": ")  # "openai.RateLimitError: Error code: ..."
-        parts = name.split(".")
-        if not sep or len(parts) < 2 or not all(part.isidentifier() for part in parts):
-            continue
-        provider = next((p for module, p in _SDK_MODULES if name.startswith(module + ".")), None)
-        if provider is None:
-            if traced:
-                continue  # a note or a chained exception's line after the SDK's
-            return None
-        message = "\n".join([first, *raw[at + 1 :]])  # a page spans lines
-        status: Any = None
-        body: Any = message
-        if provider == "google" and not message.startswith("Error code: "):
-            # APIError.__str__: f"{code} {status}. {details}" (the Interactions API's errors
-            # print as openai's do, below)
-            head, dot, details = message.partition(". ")
-            words = head.split(" ")
-            if dot and len(words) == 2 and _status_text(words[0]):
-                status, body = int(words[0]), _python_value(details)
-        elif message.startswith("Error code: "):  # f"Error code: {status} - {body}" (openai
-            # 1.x and 2.x, anthropic) or f"Error code: {status} - {message}" (openai 3.x)
-            number, _, rest = message[len("Error code: ") :].partition(" - ")
-            if _status_text(number):
-                status = int(number)
-                body = _python_value(rest)
-                if body == rest and rest and rest[:1] not in ("{", "[", "<"):
-                    body = json.dumps({"error": {"message": rest}})  # the field it came from
-        else:  # the raw body alone (not JSON): the class says the status, if any
-            status = _CLASS_STATUS.get(parts[-1])
-        return status, {}, body, provider
-    if traced:
-        raise ValueError("a traceback, but not of an openai, anthropic or google-genai error")
-    return None
+    from ._facade import diagnose, diagnose_stream, from_response
+    from ._pasted import FORMS, Unrecognised, stream_data
+
+    if form in ("body", "stream"):
+        data = json.loads(body, strict=False) if form == "body" else stream_data(body)
+        found = diagnose(data, provider=provider) if isinstance(data, (dict, list)) else None
+        if form == "stream":
+            err = from_response(status, headers, body, provider=provider).problem
+            if err.upstream.get("in_stream"):
+                return err, form
+        event = isinstance(data, dict) and isinstance(data.get("type"), str)  # names its kind
+        if form == "stream" or (found is None and event):  # a stream event pasted alone
+            found = diagnose_stream(body, provider=provider) or found
+        if found is not None:
+            return found.problem, "result" if form == "body" else form
+    err = from_response(status, headers, body, provider=provider).problem
+    if not _recognised(form, status, err):
+        lacks = "error event or stop reason" if form == "stream" else "status, code or message"
+        raise Unrecognised(f"{FORMS[form]} with no {lacks}")
+    return err, form
 
 
-def _header_line(line: str) -> bool:
-    name, sep, _ = line.partition(":")
-    return bool(sep) and bool(name) and all(c.isalnum() or c in "-_" for c in name)
+def _recognised(form: str, status: Any, err: HarnessError) -> bool:
+    """Whether a response read from a pasted form told anything a provider sends: a page, a
+    problem details object, a status, or a fact of the vendor's in ``upstream`` beside the
+    provider (a code, a type, a message, a kept header, a request id); a stream, an error
+    event in it. A body such as ``[1, 2, 3]`` or ``{"status": "error"}`` and a line such as
+    ``Error: something went wrong`` tell nothing: no answer is guessed for them."""
+    if form == "stream":  # its 200 was not pasted: an error event must be found in it
+        return bool(err.upstream.get("in_stream"))
+    if form in ("problem", "page"):
+        return True
+    return status is not None or any(key != "provider" for key in err.upstream)
 
 
-def _read_response(text: str) -> tuple[Any, Any, Any, str]:
-    """(status, headers, body, form) from any form ``classify`` reads (see ``_FORMS``).
+def _from_traceback(text: str, provider: str | None) -> tuple[HarnessError, str] | None:
+    """The error of the SDK exceptions a pasted traceback holds (see ``_pasted``), with what
+    ``classify`` says it read; ``None`` when the text is no traceback and no SDK exception's
+    line.
 
     Raises:
-        ValueError: the text is none of the forms.
+        Unrecognised: a traceback, but of no exception an SDK raised.
     """
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            data = json.loads(stripped)
-        except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
-        except ValueError as exc:
-            raise ValueError(f"it starts like JSON but does not parse: {exc}") from None
-        if isinstance(data, dict) and "title" in data and ("type" in data or "code" in data):
-            stated = data.get("status")  # RFC 9457's status member: the response's
-            headers = {"content-type": "application/problem+json"}
-            return (stated if isinstance(stated, int) else None), headers, stripped, "problem"
-        if isinstance(data, dict) and ("body" in data or "headers" in data):
-            body = data.get("body")
-            if isinstance(body, (dict, list)):
-                body = json.dumps(body)
-            return data.get("status"), data.get("headers") or {}, body, "object"
-        if isinstance(data, (dict, list)) and data:
-            return None, {}, stripped, "body"
-        raise ValueError("the JSON is empty or not an object")
-    if stripped.startswith("<"):
-        return None, {}, stripped, "page"
-    head, _, body = text.replace("\r\n", "\n").partition("\n\n")
-    lines = head.strip().splitlines()
-    status: Any = None
-    form = "headers"
-    if lines and lines[0].upper().startswith("HTTP/"):
-        parts = lines.pop(0).split()
-        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-        form = "http"
-    elif not lines or not _header_line(lines[0]):
-        raise ValueError("no status line, header, JSON or page")
-    headers = {}
-    for line in lines:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip()] = value.strip()
-    return status, headers, body, form
+    from ._facade import from_response
+    from ._groups import most_telling
+    from ._pasted import Unrecognised, answers, count, exceptions, response, sdk_of, traced
+
+    printed = exceptions(text)
+    found = answers(printed)
+    if not found:
+        if traced(text):
+            names = ", ".join(dict.fromkeys(r.name for r in printed)) or "none read"
+            raise Unrecognised(f"a traceback, but of no exception an SDK raised ({names})")
+        return None
+    errors = []
+    for raised in found:
+        read = sdk_of(raised.name)
+        assert read is not None
+        status, headers, body = response(raised, read)
+        err = from_response(status, headers, body, provider=provider or read).problem
+        err.upstream = {**err.upstream, "exception": raised.name}
+        errors.append(err)
+    index = most_telling(errors)
+    chosen = errors[index]
+    if len(errors) > 1:
+        chosen.causes = [*chosen.causes, *(e for i, e in enumerate(errors) if i != index)]
+    total = count(printed)
+    where = f" (of {total} exceptions printed)" if total > 1 else ""
+    return chosen, f"the SDK's exception read: {found[index].name}{where}"
 
 
 def _classify(args: argparse.Namespace, out: TextIO) -> int:
-    from ._facade import from_response
+    from ._pasted import FORMS, Unreadable, Unrecognised, read_response
 
-    if args.file in (None, "-"):
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.file, "rb") as source:
-            data = source.read()
+    data = _classify_input(args.file)
+    if isinstance(data, str):  # it may quote the argument: a key pasted by mistake is redacted
+        from ._redact import redact
+
+        sys.stderr.write(f"classify: {redact(data)}\n")
+        return 2
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         sys.stderr.write(f"classify: the input is not UTF-8 text (byte {exc.start})\n")
         return 2
-    provider = args.provider
+    said = ""
     try:
-        traced = _read_traceback(text)
+        traced = _from_traceback(text, args.provider)
         if traced is None:
-            status, headers, body, form = _read_response(text)
+            status, headers, body, form = read_response(text)
+            err, form = _answer(status, headers, body, form, args.provider)
         else:
-            status, headers, body, read_provider = traced
-            provider, form = provider or read_provider, "traceback"
-    except ValueError as exc:
+            (err, said), form = traced, "traceback"
+    except Unreadable as exc:
         sys.stderr.write(f"classify: nothing could be read ({exc}); see --help for the forms\n")
         return 2
-    sys.stderr.write(f"classify: read {_FORMS[form]}\n")
-    err = from_response(status, headers, body, provider=provider).problem
+    except Unrecognised as exc:
+        sys.stderr.write(
+            f"classify: not recognised: {exc}; nothing a provider sends for a failure was "
+            "found, so no code is guessed (see --help for the forms)\n"
+        )
+        return NOT_RECOGNISED
+    sys.stderr.write(f"classify: read {FORMS[form]}{'; ' + said if said else ''}\n")
     out.write(err.to_json(indent=2) + "\n")
     sys.stderr.write(
         f"classify: {err.code}, advice {err.advice}: {_ADVICE.get(err.advice, err.advice)}\n"
@@ -534,6 +602,11 @@ def _corpus(args: argparse.Namespace, out: TextIO) -> int:
     from . import corpus
 
     cases = corpus.load()
+    if args.provider:
+        known = sorted({c.provider for c in cases})
+        if args.provider not in known:
+            listed = f"the corpus's {len(known)} providers are the by_provider keys of --json"
+            return _refuse("corpus", _no_provider(args.provider, known, listed))
     if args.split != "all":
         holdout = args.split == "holdout"
         cases = [c for c in cases if corpus.in_holdout(c.id) is holdout]
@@ -592,18 +665,27 @@ def _parser() -> argparse.ArgumentParser:
     cassettes.add_argument(
         "--code", help="only those giving this code, or a code of this category (upstream)"
     )
-    record = sub.add_parser("record", help="record a script's HTTP calls as cassettes")
-    record.add_argument("--out", default="cassettes", help="folder to write to")
+    record = sub.add_parser(
+        "record",
+        help="record a script's HTTP calls as cassettes",
+        usage="normalize-errors record [-h] [--out DIR] [--name NAME] SCRIPT [ARG ...]",
+    )
+    record.add_argument("--out", default="cassettes", metavar="DIR", help="folder to write to")
     record.add_argument("--name", help="cassette name (default: recorded_<status>)")
-    record.add_argument("script", help="a Python script that makes the calls")
-    record.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    record.add_argument("script", metavar="SCRIPT", help="a Python script that makes the calls")
+    passed = record.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARG", help="the script's arguments, if any"
+    )
+    passed.required = False  # argparse counts a REMAINDER as required: its error named it
     classify = sub.add_parser(
         "classify",
         help="one failed response (raw HTTP, JSON, or a bare error body) -> its problem object",
         description=CLASSIFY_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    classify.add_argument("file", nargs="?", help="a file (default: standard input)")
+    classify.add_argument(
+        "file", nargs="?", help="a file, - for standard input (the default), or the text itself"
+    )
     classify.add_argument("--provider", choices=[*NAMES, "uhp", "site"])
     scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
     scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")

@@ -15,7 +15,7 @@ from ._exceptions import HarnessError
 from ._groups import Walk, group, group_members, group_type, through_chain
 from ._http_wire import body_text, lower_headers, parse_body, short, stream_error
 from ._readers import exception_reader, response_readers, routes
-from ._safe_read import integer, qualname
+from ._safe_read import described, integer, qualname
 from ._stdlib import internal, safe_text, stdlib
 
 TYPE_CHECKING = False
@@ -180,7 +180,7 @@ def normalize(
     given: object = exc  # typed as an exception; callers pass anything
     if not isinstance(given, BaseException):
         return HarnessInternalError(
-            f"normalize() was given a {type(exc).__name__}, not an exception.",
+            f"normalize() was given {described(exc)}, not an exception.",
             retryable=False,
             upstream={"exception": type(exc).__name__, "message": safe_text(exc)},
         )

@@ -16,7 +16,7 @@ from ._exceptions import MAX_CAUSES, HarnessError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Final
 
     Known = Callable[[BaseException, "str | None", "Walk"], "HarnessError | None"]
@@ -30,6 +30,7 @@ __all__ = [
     "group",
     "group_members",
     "group_type",
+    "most_telling",
     "through_chain",
 ]
 
@@ -125,9 +126,14 @@ def group_members(exc: BaseException) -> list[BaseException] | None:
 _GENERIC: Final = frozenset({"upstream.unavailable", "harness.internal_error"})
 
 
-def _precedence(item: tuple[int, HarnessError]) -> tuple[bool, bool, int]:
-    index, err = item
-    return (err.retryable, err.problem.code in _GENERIC, index)
+def most_telling(errors: Sequence[HarnessError]) -> int:
+    """The index of the most telling of ``errors`` (at least one): a non-retryable error
+    before a retryable one, then a specific code before the generic ``upstream.unavailable``
+    and ``harness.internal_error``, then the first in order."""
+    return min(
+        range(len(errors)),
+        key=lambda i: (errors[i].retryable, errors[i].problem.code in _GENERIC, i),
+    )
 
 
 def group(
@@ -154,7 +160,8 @@ def group(
     members = [_member(item, provider, walk, normalize) for item in chosen]
     if len(members) == 1:
         return members[0]
-    index, best = min(enumerate(members), key=_precedence)
+    index = most_telling(members)
+    best = members[index]
     top = best._clone()
     top.causes = [*best.causes, *(m for i, m in enumerate(members) if i != index)]
     return top

@@ -398,6 +398,16 @@ INSTRUCTOR_USED: Final = _pattern(
     "search; starts with a literal, one bounded repeat.",
 )
 
+# -- resilience: the breaker's tenant -----------------------------------------------------------
+
+RESILIENCE_TENANT: Final = _pattern(
+    r"[A-Za-z0-9._-]{1,64}",
+    None,
+    "fullmatch on a tenant name: one attempt, one bounded class repeat (it becomes part of a "
+    "Redis key, read by ACL patterns and SCAN).",
+)
+
+
 # -- _redact.py: credentials -------------------------------------------------------------------
 # The credential patterns are built from ``_redact``'s own field table and listed there, in
 # ``_redact.PATTERNS``, each with the length it is cut to and why it is linear (their runs are

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_FRAMES",
+    "described",
     "field",
     "finite",
     "frames",
@@ -139,3 +140,19 @@ def qualname(obj: object) -> str:
     ``upstream.exception`` shows it)."""
     cls = obj if isinstance(obj, type) else type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def described(value: object) -> str:
+    """What ``value`` is, in a few words for a message, never the value itself (it may be a
+    key): ``None``, ``an int``, ``a str``, ``the class openai.OpenAI``, ``the module json``.
+
+    The article follows the type name's first letter (``an int``, ``an OverloadedError``).
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, type):
+        return f"the class {qualname(value)}"
+    name = type(value).__name__
+    if name == "module":
+        return f"the module {getattr(value, '__name__', '?')}"
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name

@@ -52,7 +52,7 @@ __all__ = [
     "Call",
     "StreamState",
     "View",
-    "delivered",
+    "delivered_output",
     "fold",
     "with_summary",
 ]
@@ -379,7 +379,7 @@ def with_summary(err: HarnessError, state: StreamState | None) -> HarnessError:
     return err
 
 
-def delivered(err: BaseException) -> int | None:
+def delivered_output(err: BaseException) -> int | None:
     """How much output a failed stream delivered before ``err`` (characters, or chunks for a
     stream whose output is not counted in characters), from ``upstream["stream"]``; ``0``
     for a stream that delivered none; ``None`` when ``err`` is no stream's error."""

@@ -56,7 +56,7 @@ from . import _facade
 from ._caller_line import _as_caller
 from ._dropin import dropin_class, make_dropin
 from ._exceptions import HarnessError
-from ._safe_read import module_of
+from ._safe_read import described, module_of
 from ._stream_state import MAX_KEPT_TEXT
 from ._wrap_kinds import (
     APAGER,
@@ -720,9 +720,31 @@ def wrap(
     Returns:
         A proxy with the same interface that type checkers see as the client's own type;
         ``isinstance`` checks against the client's class hold.
+
+    Raises:
+        TypeError: ``client`` is ``None``, a number, text or bytes (a key?), a class
+            (``openai.OpenAI`` without parentheses) or a module; any other object is taken.
     """
+    if isinstance(client, _NOT_CLIENTS) or inspect.ismodule(client):
+        raise TypeError(_refusal(client))
     options = _Options(provider, check, client, dropin=dropin, stream_text=stream_text)
     return cast("_T", _Proxy._ne_make(client, options))
+
+
+_NOT_CLIENTS: Final = (type(None), int, float, complex, str, bytes, bytearray, memoryview, type)
+"""What ``wrap()`` refuses (and modules): values that make no call it could watch, a class."""
+
+
+def _refusal(client: object) -> str:
+    """Why ``wrap()`` refuses ``client``: what it takes, what it was given (never the value)."""
+    given = described(client)
+    if isinstance(client, type):
+        given += f"; call it first: wrap({client.__name__}(...))"
+    return (
+        "wrap() takes a client object: an SDK or HTTP client such as openai.OpenAI(...), "
+        "anthropic.Anthropic(...), google.genai.Client(...), httpx.Client() or a boto3 client, "
+        f"or any object or function of yours whose calls can fail; it was given {given}"
+    )
 
 
 def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:

@@ -36,7 +36,12 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
   ``fallback()`` and the circuit breaker: it ends in ``loop.budget_exceeded``.
 * Replay safety: a stream that already delivered output is never retried, and a request that
   may have run on the server (a read timeout after sending) only with ``idempotent=True``;
-  such an error is raised not retryable, its ``detail`` saying why.
+  a call marked ``non_idempotent=True`` is retried only when its request surely reached no
+  server (a connection never made, a circuit breaker's refusal, a 429). Such an error is
+  raised not retryable, its ``detail`` saying why.
+* Every attempt is on the error raised (``attempt_log``: code, provider, status, seconds,
+  whether output reached the caller), and a span of its own under the current one when
+  OpenTelemetry records (``normalize_errors.resilience._attempts``).
 
 **SDK retries multiply.** The openai and anthropic clients retry on their own
 (``max_retries``, default 2): with ``retrying(attempts=4)`` around a default client one call
@@ -50,7 +55,7 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import tenacity
 from tenacity import RetryCallState
@@ -59,8 +64,9 @@ from ._code_classes import BudgetExceededError, class_for_code
 from ._dropin import copy_dropin
 from ._exceptions import HarnessError
 from ._facade import normalize
+from .resilience._attempts import Tracker
 from .resilience._budget import Budget, attempt, chosen
-from .resilience._common import refused, replay_refusal
+from .resilience._common import marking, refused, replay_refusal
 
 __all__ = [
     "ATTEMPTS",
@@ -225,12 +231,26 @@ def _typed(exc: BaseException) -> HarnessError:
     return exc if isinstance(exc, HarnessError) else normalize(exc)
 
 
-def _failed(exc: Exception, errors: list[HarnessError], idempotent: bool) -> HarnessError:
+def _failed(
+    exc: Exception, errors: list[HarnessError], idempotent: bool, non_idempotent: bool
+) -> HarnessError:
     """The error an attempt raises: typed, and not retryable when it may not be replayed."""
     err = _typed(exc)
     errors.append(err)
-    why = replay_refusal(err, idempotent=idempotent) if err.retryable else None
+    why = (
+        replay_refusal(err, idempotent=idempotent, non_idempotent=non_idempotent)
+        if err.retryable
+        else None
+    )
     return err if why is None else refused(err, why)
+
+
+def _raise_logged(err: HarnessError, tracker: Tracker) -> NoReturn:
+    """Raise ``err`` with the run's ``attempt_log`` (a copy: a drop-in keeps its chain)."""
+    top = tracker.logged(err)
+    if top.problem is not top:  # a drop-in: its cause is the vendor exception's own
+        raise top
+    raise top from top.__cause__
 
 
 class HarnessRetrying(tenacity.Retrying):
@@ -241,35 +261,40 @@ class HarnessRetrying(tenacity.Retrying):
     """The run's budget (``retrying(budget=...)``); ``None``: the current one, if any."""
     idempotent: bool = False
     """Whether a request that may have run on the server may be sent again."""
+    non_idempotent: bool = False
+    """Whether the call is never sent again once its request may have reached a server."""
 
     def __call__(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         errors: list[HarnessError] = []
         budget = chosen(self.budget)
         run = _Run(budget)
+        tracker = Tracker("retry")
         token = _RUN.set(run)
+        with marking(self.non_idempotent, self.idempotent) as non_idempotent:
 
-        def one(*a: Any, **k: Any) -> _T:
-            with attempt(budget) as frame:
-                try:
-                    return fn(*a, **k)
-                except Exception as exc:
-                    err = _failed(exc, errors, self.idempotent)
-                    frame.failed(err)
-                    if err is exc:  # a drop-in from wrap(): as it was raised
-                        raise
-                    raise err from err.problem.__cause__
+            def one(*a: Any, **k: Any) -> _T:
+                with attempt(budget) as frame, tracker.attempt() as step:
+                    try:
+                        return fn(*a, **k)
+                    except Exception as exc:
+                        err = _failed(exc, errors, self.idempotent, non_idempotent)
+                        frame.failed(err)
+                        step.failed(err)
+                        if err is exc:  # a drop-in from wrap(): as it was raised
+                            raise
+                        raise err from err.problem.__cause__
 
-        try:
-            return super().__call__(one, *args, **kwargs)
-        except tenacity.RetryError:
-            if run.error is not None:
-                raise run.error from errors[-1] if errors else None
-            top = _exhausted(errors, self.max_attempts)
-            if top.problem is not top:  # a drop-in: its cause is the vendor exception's own
-                raise top  # noqa: B904
-            raise top from top.__cause__
-        finally:
-            _RUN.reset(token)
+            try:
+                return super().__call__(one, *args, **kwargs)
+            except tenacity.RetryError:
+                if run.error is not None:
+                    spent = tracker.logged(run.error)
+                    raise spent from errors[-1] if errors else None
+                _raise_logged(_exhausted(errors, self.max_attempts), tracker)
+            except HarnessError as err:  # not retried: raised at once, with its attempts
+                _raise_logged(err, tracker)
+            finally:
+                _RUN.reset(token)
 
 
 class AsyncHarnessRetrying(tenacity.AsyncRetrying):
@@ -278,6 +303,7 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
     max_attempts: int = ATTEMPTS
     budget: Budget | None = None
     idempotent: bool = False
+    non_idempotent: bool = False
 
     async def __call__(  # type: ignore[override]
         self, fn: Callable[..., Awaitable[_T]], *args: Any, **kwargs: Any
@@ -285,30 +311,33 @@ class AsyncHarnessRetrying(tenacity.AsyncRetrying):
         errors: list[HarnessError] = []
         budget = chosen(self.budget)
         run = _Run(budget)
+        tracker = Tracker("retry")
         token = _RUN.set(run)
+        with marking(self.non_idempotent, self.idempotent) as non_idempotent:
 
-        async def one(*a: Any, **k: Any) -> _T:
-            with attempt(budget) as frame:
-                try:
-                    return await fn(*a, **k)
-                except Exception as exc:
-                    err = _failed(exc, errors, self.idempotent)
-                    frame.failed(err)
-                    if err is exc:  # a drop-in from wrap(): as it was raised
-                        raise
-                    raise err from err.problem.__cause__
+            async def one(*a: Any, **k: Any) -> _T:
+                with attempt(budget) as frame, tracker.attempt() as step:
+                    try:
+                        return await fn(*a, **k)
+                    except Exception as exc:
+                        err = _failed(exc, errors, self.idempotent, non_idempotent)
+                        frame.failed(err)
+                        step.failed(err)
+                        if err is exc:  # a drop-in from wrap(): as it was raised
+                            raise
+                        raise err from err.problem.__cause__
 
-        try:
-            result: _T = await super().__call__(one, *args, **kwargs)
-        except tenacity.RetryError:
-            if run.error is not None:
-                raise run.error from errors[-1] if errors else None
-            top = _exhausted(errors, self.max_attempts)
-            if top.problem is not top:  # a drop-in: its cause is the vendor exception's own
-                raise top  # noqa: B904
-            raise top from top.__cause__
-        finally:
-            _RUN.reset(token)
+            try:
+                result: _T = await super().__call__(one, *args, **kwargs)
+            except tenacity.RetryError:
+                if run.error is not None:
+                    spent = tracker.logged(run.error)
+                    raise spent from errors[-1] if errors else None
+                _raise_logged(_exhausted(errors, self.max_attempts), tracker)
+            except HarnessError as err:  # not retried: raised at once, with its attempts
+                _raise_logged(err, tracker)
+            finally:
+                _RUN.reset(token)
         return result
 
 
@@ -321,6 +350,7 @@ def retrying(
     sleep: Callable[[float], None] | None = None,
     budget: Budget | None = None,
     idempotent: bool = False,
+    non_idempotent: bool = False,
 ) -> HarnessRetrying:
     """A bounded ``Retrying``: call it as ``retrying(...)(fn, *args, **kwargs)``.
 
@@ -338,14 +368,20 @@ def retrying(
             is never replayed (``err.stream`` says, whatever ``wrap(check=...)`` said): its
             error is raised, not retryable, its ``detail`` saying why; one that failed
             before its first output may be.
+        non_idempotent: the call must not run twice (it has side effects): it is sent again
+            only when its request surely reached no server (a connection never made, a
+            circuit breaker's refusal, a 429); helpers nested inside honour the mark too.
 
     Raises:
         ValueError: a bound is not positive.
     """
+    if idempotent and non_idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
     made = HarnessRetrying(**_options(attempts, total, cap, sleep, wait))
     made.max_attempts = attempts
     made.budget = budget
     made.idempotent = idempotent
+    made.non_idempotent = non_idempotent
     return made
 
 
@@ -358,12 +394,16 @@ def async_retrying(
     sleep: Callable[[float], Awaitable[None]] | None = None,
     budget: Budget | None = None,
     idempotent: bool = False,
+    non_idempotent: bool = False,
 ) -> AsyncHarnessRetrying:
     """``retrying()`` for coroutines: ``await async_retrying(...)(fn, *args, **kwargs)``."""
+    if idempotent and non_idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
     made = AsyncHarnessRetrying(**_options(attempts, total, cap, sleep, wait))
     made.max_attempts = attempts
     made.budget = budget
     made.idempotent = idempotent
+    made.non_idempotent = non_idempotent
     return made
 
 

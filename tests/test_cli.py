@@ -64,11 +64,54 @@ def test_explain_a_code() -> None:
 
 
 @pytest.mark.parametrize("code", ["upstream.nope", "bogus"])
-def test_explain_an_unknown_code(code: str) -> None:
-    """A clear message and exit status 2."""
+def test_explain_an_unknown_code(code: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A clear message on standard error and exit status 2."""
     status, text = run("explain", code)
-    assert status == 2
-    assert "not a registered code" in text
+    assert (status, text) == (2, "")
+    assert "not a registered code" in capsys.readouterr().err
+
+
+SCRIPT = Path(sys.executable).with_name("normalize-errors")
+NE = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "normalize_errors"]
+"""The console script as a user runs it (``python -m`` where it is not beside Python)."""
+
+
+def console(
+    *argv: str, stdin: str = "", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``normalize-errors ARGV`` run by its console script in a child process."""
+    return subprocess.run(
+        [*NE, *argv], input=stdin, capture_output=True, text=True, check=False, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize(
+    ("word", "meant"),
+    [
+        ("overloaded", "upstream.overloaded"),  # the last part alone
+        ("rate_limit", "upstream.rate_limited"),
+        ("upstream.overloded", "upstream.overloaded"),  # a typo
+        ("upstrem.overloaded", "upstream.overloaded"),
+        ("timeout", "loop.timeout or tool.timeout"),  # two codes end so
+    ],
+)
+def test_explain_offers_the_code_you_may_have_meant(word: str, meant: str) -> None:
+    """``explain overloaded``: the registry's codes spelt like it, or whose last part is, are
+    offered, in one line on standard error, with exit status 2."""
+    done = console("explain", word)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"(did you mean {meant}?)" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_explain_of_a_category_lists_its_codes_and_of_nonsense_offers_nothing() -> None:
+    done = console("explain", "upstream")
+    assert done.returncode == 2
+    assert "upstream is a category, not a code; its codes: upstream.rate_limited, " in done.stderr
+    done = console("explain", "nonsense")
+    assert done.returncode == 2
+    assert "did you mean" not in done.stderr
 
 
 def test_console_script_runs() -> None:
@@ -84,6 +127,7 @@ def test_console_script_runs() -> None:
 
 def test_replay_prints_every_cassette_and_a_summary() -> None:
     """The main job: one row per cassette, a summary, exit status 0 when all agree."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     paths = [
@@ -100,6 +144,7 @@ def test_replay_prints_every_cassette_and_a_summary() -> None:
 
 def test_replay_json_lines_and_a_mismatch(tmp_path: Path) -> None:
     """--json prints one object per cassette; a cassette whose expectation fails exits 1."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     source = (shipped() / "openai" / "server_error_500.yaml").read_text(encoding="utf-8")
@@ -165,6 +210,7 @@ def test_classify_reads_a_uhp_envelope_by_name_or_header(tmp_path: Path) -> None
 
 def test_replay_wrapped_goes_through_wrap_and_agrees() -> None:
     """--wrapped replays through ``wrap(client)``: the drop-in error gives the same row."""
+    needs("yaml", "vcr")  # in-process, the replay extra refuses without them
     from normalize_errors.replay import shipped
 
     path = str(shipped() / "anthropic" / "overloaded_529.yaml")
@@ -212,6 +258,7 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
     A script that raises is reported by its exception's class (a failure is often what one
     means to record), and the command still answers.
     """
+    needs("yaml", "vcr")  # the testing extra: record refuses without them
     quiet = tmp_path / "quiet.py"
     quiet.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
     status, text = run("record", "--out", str(tmp_path / "out"), str(quiet))
@@ -219,14 +266,81 @@ def test_record_runs_a_script_and_reports_what_it_recorded(tmp_path: Path) -> No
     failing = tmp_path / "failing.py"
     failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
     status, text = run("record", "--out", str(tmp_path / "out"), str(failing))
-    assert status == 0
-    assert text.splitlines() == [
-        "the script raised builtins.KeyError",
-        "no HTTP exchange was recorded",
-    ]
+    assert status == 1  # as Python's own for an uncaught exception
+    assert text.splitlines() == ["no HTTP exchange was recorded"]
     silent = tmp_path / "silent.py"
     silent.write_text("import sys\nsys.exit('bad usage')\n", encoding="utf-8")
     assert run("record", "--out", str(tmp_path / "out"), str(silent))[0] == 1
+
+
+def test_record_refuses_a_missing_script_and_fails_with_one_that_raised(tmp_path: Path) -> None:
+    """``record nope.py`` exits 2 with one line naming the script (nothing is run or
+    recorded); a script that raised exits 1 and says so on standard error, its exchanges up
+    to then recorded; the usage shows the script's arguments as optional."""
+    needs("yaml", "vcr")  # the testing extra: record refuses without them
+    done = console("record", "--out", str(tmp_path / "out"), "nope.py", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "normalize-errors record: no script 'nope.py' (no such file)\n"
+    assert not (tmp_path / "out").exists()
+    failing = tmp_path / "failing.py"
+    failing.write_text("raise KeyError('boom')\n", encoding="utf-8")
+    done = console("record", "--out", str(tmp_path / "out"), str(failing))
+    assert done.returncode == 1
+    assert done.stdout == "no HTTP exchange was recorded\n"
+    assert "the script raised builtins.KeyError" in done.stderr
+    bare = console("record")
+    assert bare.returncode == 2
+    assert "SCRIPT [ARG ...]" in bare.stderr
+    assert bare.stderr.splitlines()[-1].endswith("the following arguments are required: SCRIPT")
+
+
+def test_replay_record_and_cassettes_without_their_extra_refuse_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """An install without the ``testing``/``replay`` extra (no PyYAML, no vcrpy): each
+    command says which extra it needs, in one line, exit status 2; they ended in a
+    ModuleNotFoundError traceback (``replay`` and ``record``)."""
+    script = tmp_path / "calls.py"
+    script.write_text("print('no call')\n", encoding="utf-8")
+    for argv, extra in (
+        (["replay"], "needs the 'replay' extra"),
+        (["record", "--out", str(tmp_path / "out"), str(script)], "needs the 'testing' extra"),
+        (["cassettes"], "needs PyYAML"),
+    ):
+        done = without("yaml,vcr", *argv)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert extra in done.stderr
+        assert "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1
+
+
+def test_cassettes_refuse_a_provider_or_code_that_is_none(tmp_path: Path) -> None:
+    """``cassettes --provider nope`` says there is no such provider, listing the registry's
+    (and the providers of the cassettes listed), and exits 2; ``--code`` likewise offers the
+    code meant. Nothing is printed on standard output."""
+    needs("yaml")
+    from normalize_errors.providers import NAMES
+
+    done = console("cassettes", "--provider", "nope")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("normalize-errors cassettes: no provider 'nope'; the providers: ")
+    assert all(name in done.stderr for name in NAMES)
+    done = console("cassettes", "--provider", "opnai", "--json")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "(did you mean openai?)" in done.stderr
+    done = console("cassettes", "--code", "overloaded")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "(did you mean upstream.overloaded?)" in done.stderr
+    listed = console("cassettes", "--provider", "cohere", "--code", "upstream")
+    assert listed.returncode == 0
+    assert " of " in listed.stdout
+
+
+def test_corpus_refuses_a_provider_with_no_case() -> None:
+    done = console("corpus", "--provider", "vlm")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "no provider 'vlm' (did you mean vllm?)" in done.stderr
+    assert console("corpus", "--provider", "vllm", "--json").returncode == 0
 
 
 def cli(*argv: str, stdin: str) -> subprocess.CompletedProcess[str]:
@@ -304,12 +418,13 @@ def test_classify_says_on_stderr_which_form_it_read() -> None:
     assert "502 Bad Gateway" in json.loads(done.stdout)["detail"]
 
 
-@pytest.mark.parametrize("garbage", ["garbage here", "{}", "[]", "{not json", ""])
-def test_classify_exits_non_zero_when_nothing_could_be_read(garbage: str) -> None:
+@pytest.mark.parametrize("garbage", ["{not json", '{"error": {"message": "Rate limit'])
+def test_classify_exits_2_when_nothing_could_be_read(garbage: str) -> None:
+    """JSON that does not parse (a log line cut short) cannot be read: exit status 2."""
     done = cli("classify", stdin=garbage)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert "nothing could be read" in done.stderr
+    assert "nothing could be read (it starts like JSON but does not parse" in done.stderr
 
 
 def test_classify_help_documents_the_forms() -> None:
@@ -487,11 +602,19 @@ def test_replay_of_http_cassettes_with_only_httpx2_goes_through_httpx2() -> None
 
 @pytest.mark.parametrize(
     "argv",
-    [["codes"], ["codes", "--json"], ["cassettes"], ["cassettes", "--json"], ["explain", "x.y"]],
+    [
+        ["codes"],
+        ["codes", "--json"],
+        ["cassettes"],
+        ["cassettes", "--json"],
+        ["explain", "loop.timeout"],
+    ],
 )
 def test_a_closed_pipe_ends_the_command_quietly(argv: list[str]) -> None:
     """`normalize-errors codes | head -1`: a reader that has gone away (here before the first
     byte, so the write fails every time) gives no BrokenPipeError traceback."""
+    if argv[0] == "cassettes":
+        needs("yaml")  # without it, a refusal on standard error: nothing is written
     child = subprocess.Popen(
         [sys.executable, "-m", "normalize_errors", *argv],
         stdout=subprocess.PIPE,
@@ -632,8 +755,10 @@ def test_classify_reads_the_repr_dict_of_older_openai_lines() -> None:
 def test_classify_refuses_a_traceback_of_no_sdk_and_never_evaluates_code() -> None:
     plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'a'\n"
     done = cli("classify", stdin=plain)
-    assert (done.returncode, done.stdout) == (2, "")
-    assert "not of an openai, anthropic or google-genai error" in done.stderr
+    assert (done.returncode, done.stdout) == (3, "")
+    assert "not recognised: a traceback, but of no exception an SDK raised (KeyError)" in (
+        done.stderr
+    )
     hostile = "openai.BadRequestError: Error code: 400 - {'a': __import__('os').getcwd()}"
     done = cli("classify", stdin=hostile)
     assert done.returncode == 0
@@ -682,8 +807,8 @@ def test_classify_reads_the_sdk_error_under_an_applications_own() -> None:
     assert problem["retryable"] is outcome.error.retryable is False  # a quota: pay, not wait
     assert "advice human" in done.stderr
     alone = cli("classify", stdin="tests.test_cli.StepFailed: the planning step failed")
-    assert (alone.returncode, alone.stdout) == (2, "")  # one line of no SDK: not a traceback
-    assert "nothing could be read" in alone.stderr
+    assert (alone.returncode, alone.stdout) == (3, "")  # one line of no SDK: not a traceback
+    assert "not recognised" in alone.stderr
 
 
 def test_classify_reads_a_pasted_interactions_api_traceback() -> None:

@@ -102,6 +102,43 @@ def test_the_loader_refuses_a_field_out_of_place(tmp_path: Any) -> None:
         corpus.load(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (b"[" * 100_000, "nested too deeply"),  # past what json.loads can recurse into
+        (b'{"id": "caf\xe9"}', "not UTF-8 (byte offset 11)"),  # Latin-1, as an editor may save it
+    ],
+)
+def test_the_loader_names_the_file_and_line_of_a_line_it_cannot_read(
+    tmp_path: Any, bad: bytes, reason: str
+) -> None:
+    """A line nested too deeply for the JSON parser, or not UTF-8, is the promised
+    ``ValueError`` naming the file and line, never a bare ``RecursionError`` or
+    ``UnicodeDecodeError``; the good line before it is no excuse."""
+    good = next(iter(lines()))[2].encode()
+    (tmp_path / "a.jsonl").write_bytes(good + b"\n\n" + bad + b"\n")
+    with pytest.raises(ValueError, match=r"a\.jsonl:3: ") as caught:
+        corpus.load(tmp_path)
+    assert type(caught.value) is ValueError
+    assert reason in str(caught.value)
+
+
+def test_the_loader_counts_lines_as_a_jsonl_file_does(tmp_path: Any) -> None:
+    """A JSON string may hold U+2028 and U+2029 unescaped (``ensure_ascii=False`` writes them
+    so): a line ends only at a line feed, so such a case loads whole and the next line's
+    number is right."""
+    data = json.loads(next(iter(lines()))[2])
+    data["notes"] = "a note\u2028with a line separator"
+    text = json.dumps(data, ensure_ascii=False)
+    assert "\u2028" in text
+    broken = "{"
+    (tmp_path / "a.jsonl").write_text(text + "\n" + broken + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"a\.jsonl:2: not JSON"):
+        corpus.load(tmp_path)
+    (tmp_path / "a.jsonl").write_text(text + "\n", encoding="utf-8")
+    assert corpus.load(tmp_path)[0].notes == "a note\u2028with a line separator"
+
+
 def test_known_misses_name_cases_and_give_reasons() -> None:
     ids = {c.id for c in CASES}
     for case_id, reason in MISSES.items():

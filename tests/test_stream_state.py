@@ -21,7 +21,7 @@ from normalize_errors._stream_state import (
     MAX_KEPT_TEXT,
     StreamState,
     View,
-    delivered,
+    delivered_output,
     fold,
 )
 from normalize_errors.providers import anthropic, bedrock, cohere, google, openai
@@ -160,7 +160,7 @@ def test_the_summary_on_an_error_pickles_redacts_and_is_json() -> None:
     again = pickle.loads(pickle.dumps(err))
     assert again.stream == err.stream
     assert HarnessError.from_json(err.to_json()).stream == err.stream
-    assert delivered(err) == machine.output_chars > 0
+    assert delivered_output(err) == machine.output_chars > 0
 
 
 def test_views_read_json_as_the_sdk_objects_are_read() -> None:

@@ -464,6 +464,84 @@ def test_a_wrapped_callable_raises_typed_errors_and_checks_its_result() -> None:
     assert wrapped("ok") is answer
 
 
+KEY = "sk-proj-" + "Zq7" * 16
+"""A string shaped like an OpenAI key (constructed), as a user may pass one to wrap()."""
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (None, "given None"),
+        (KEY, "given a str"),
+        (KEY.encode(), "given a bytes"),
+        (openai.OpenAI, "given the class openai.OpenAI; call it first"),
+        (42, "given an int"),
+        (0.5, "given a float"),
+        (True, "given a bool"),
+        (json, "given the module json"),
+    ],
+    ids=["None", "key", "bytes", "class", "int", "float", "bool", "module"],
+)
+def test_wrap_refuses_at_once_what_it_cannot_watch(given: Any, said: str) -> None:
+    """``wrap(None)``, a key, the client's class (the parentheses forgotten), a number or a
+    module: a ``TypeError`` at the call, naming what ``wrap()`` accepts and what it was
+    given, never the value itself (a string may be a key). They were returned as they were,
+    and the first call failed far away (``'cached_property' object has no attribute
+    'completions'`` for the class)."""
+    with pytest.raises(TypeError) as caught:
+        wrap(given)
+    message = str(caught.value)
+    assert message.startswith("wrap() takes a client object")
+    assert "openai.OpenAI(...)" in message  # what it accepts, by example
+    assert said in message
+    assert KEY not in message
+    assert "Zq7Zq7" not in message
+
+
+def test_wrap_still_accepts_every_object_and_callable() -> None:
+    """What it accepted stays accepted: SDK and HTTP clients, a function, any object of
+    yours (a box of items, an iterable feed), a wrapped client again."""
+    client = openai.OpenAI(api_key="sk-offline", max_retries=0)
+    assert isinstance(wrap(client), openai.OpenAI)
+    assert isinstance(wrap(wrap(client)), openai.OpenAI)
+    httpx = http_library("openai")
+    assert isinstance(wrap(httpx.Client()), httpx.Client)
+    assert wrap(len)([1, 2]) == 2
+    assert wrap(Box()).size() == 2
+    assert list(wrap(iter([1, 2]))) == [1, 2]
+
+
+VENDOR_CLIENTS = [
+    ("openai", "AzureOpenAI", {"api_version": "2024-10-21", "azure_endpoint": "https://x.example"}),
+    ("anthropic", "AsyncAnthropic", {}),
+    ("anthropic", "AnthropicBedrock", {"aws_region": "us-east-1", "aws_access_key": "a"}),
+    ("anthropic", "AnthropicVertex", {"region": "us-east5", "project_id": "p"}),
+    ("google.genai", "Client", {}),
+    ("cohere", "ClientV2", {}),
+]
+"""Client classes the vendor suites' plugin (``.ci/wrap_clients.py``) and the provider tests
+wrap, built offline with dummy settings."""
+
+
+@pytest.mark.parametrize(("module", "name", "options"), VENDOR_CLIENTS)
+def test_wrap_still_accepts_the_vendor_clients(
+    module: str, name: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Azure, Bedrock and Vertex clients, google-genai's, cohere's: wrapped as before, the
+    proxy an instance of the client's class (boto3's and the native SDKs' are in
+    tests/providers)."""
+    for variable in ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "CO_API_KEY", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.setenv(variable, "offline")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "offline")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    cls = getattr(pytest.importorskip(module), name, None)
+    if cls is None:
+        pytest.skip(f"{module} has no {name} in this version")
+    extra = {"access_token": "offline"} if name == "AnthropicVertex" else {}
+    client = cls(**options, **extra)
+    assert isinstance(wrap(client), cls)
+
+
 def async_openai_client(body: Callable[[Any], tuple[int, bytes, str]]) -> Any:
     """A real AsyncOpenAI client whose transport answers in memory."""
     httpx = http_library("openai")

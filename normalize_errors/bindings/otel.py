@@ -22,7 +22,11 @@ chain on the way out) or use ``recording(span)``, which does both for you.
 
 OpenTelemetry's guidance is to record only errors that end the operation; an error that was
 retried or handled belongs in a log record below ERROR, which ``log_fields`` and
-``HarnessErrorFilter`` give the same fields.
+``HarnessErrorFilter`` give the same fields. Each attempt of a retry or a fallback is an
+operation of its own, though: ``attempt_span`` is the span of one, a child of the current
+span, which ``retrying()``, ``fallback()`` and ``FallbackPlan`` open for every attempt when
+the current span is recording (``harness.attempt.*`` attributes; a failed attempt is
+recorded with ``record_error``).
 
 ``model_feedback`` is left out of telemetry (it is text meant for the model, often derived
 from its output), and so is a failed stream's output text (``upstream.stream.text``, kept
@@ -54,6 +58,7 @@ __all__ = [
     "FINISH_REASONS",
     "PREFIX",
     "HarnessErrorFilter",
+    "attempt_span",
     "attributes",
     "log_fields",
     "record_error",
@@ -185,6 +190,30 @@ def recording(span: Span) -> Iterator[Span]:
     except Exception as exc:
         record_error(span, exc)
         raise
+
+
+@contextmanager
+def attempt_span(helper: str, number: int, target: str | int | None = None) -> Iterator[Span]:
+    """The span of one attempt of ``helper`` (``retry``, ``fallback``), a child of the
+    current span, named ``"<helper> attempt"``; ``harness.attempt.helper``,
+    ``harness.attempt.number`` (from 1) and ``harness.attempt.target`` (the fallback's
+    target) are set on it. The helper records a failure on it (``record_error``)."""
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer("normalize_errors")
+    attributes: dict[str, Any] = {
+        "harness.attempt.helper": helper,
+        "harness.attempt.number": number,
+    }
+    if target is not None:
+        attributes["harness.attempt.target"] = redact(str(target))
+    with tracer.start_as_current_span(
+        f"{helper} attempt",
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        yield span
 
 
 def log_fields(err: BaseException) -> dict[str, Any]:

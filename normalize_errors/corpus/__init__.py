@@ -227,19 +227,29 @@ def load(path: str | Path | None = None) -> list[Case]:
     """Every case of every ``*.jsonl`` file in ``path`` (default: the shipped corpus), in
     file-name then line order.
 
+    A line ends at a line feed only (a JSON string may hold U+2028 unescaped), and each is
+    read on its own: a line that is not UTF-8, not JSON, or JSON nested deeper than Python's
+    parser goes is refused with its file and line.
+
     Raises:
         ValueError: a line is not a valid case, or two cases share an id.
     """
     cases: list[Case] = []
     seen: dict[str, str] = {}
     for file in sorted(Path(path or folder()).glob("*.jsonl")):
-        lines = file.read_text(encoding="utf-8").splitlines()
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+        lines = file.read_bytes().split(b"\n")
+        for number, raw in enumerate(lines, 1):
             where = f"{file.name}:{number}"
             try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{where}: not UTF-8 (byte offset {exc.start})") from None
+            if not line.strip():
+                continue
+            try:
                 data = json.loads(line)
+            except RecursionError:
+                raise ValueError(f"{where}: not JSON (nested too deeply)") from None
             except ValueError as exc:
                 raise ValueError(f"{where}: not JSON ({exc})") from None
             case = _check(data, where)

@@ -472,11 +472,16 @@ def _judge(
     result: Any, reason: str | None, blocks: list[Any], tools: Iterable[Any] | None
 ) -> HarnessError | None:
     if reason == "max_tokens":
+        usable = any(
+            text_of(field(block, "type")) == "tool_use" or text_of(field(block, "text"))
+            for block in blocks
+        )
         return _stop(
             "output.truncated",
             reason,
             "The output stopped at the max_tokens limit.",
             result,
+            usable_output=usable,
             usage=read_usage(result, _USAGE),
         )
     if reason == "model_context_window_exceeded":

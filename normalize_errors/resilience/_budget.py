@@ -2,8 +2,13 @@
 
 The draft's section 10: a consumer that retries automatically MUST enforce its own limits on
 attempts, time and cost. A ``Budget`` is made for one run and handed to (or made current for)
-``retrying()``, ``repair()``, ``fallback()`` and ``CircuitBreaker.call``; each call of the
-upstream is one attempt, however the helpers are nested (see ``Budget.attempt``).
+``retrying()``, ``repair()``, ``fallback()`` and ``CircuitBreaker.call``; each request sent to
+an upstream is one attempt, however the helpers are nested (see ``Budget.attempt``). A call a
+circuit breaker refused sent nothing: it is no attempt.
+
+One budget may be shared by several asyncio tasks or threads at once (the branches of one
+run): its counts are kept under a lock, and ``with budget:`` makes it current in the context
+that entered it only (each task and thread has its own).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Final
 from .._code_classes import BudgetExceededError
 from .._exceptions import HarnessError
 from .._facade import normalize
+from ._common import refused_by_breaker
 
 __all__ = ["Budget", "attempt", "chosen", "current_budget"]
 
@@ -28,6 +34,11 @@ _CURRENT: Final[contextvars.ContextVar[Budget | None]] = contextvars.ContextVar(
 _FRAMES: Final[contextvars.ContextVar[tuple[_Frame, ...]]] = contextvars.ContextVar(
     "normalize_errors_budget_frames", default=()
 )
+_ENTERED: Final[contextvars.ContextVar[tuple[contextvars.Token[Budget | None], ...]]] = (
+    contextvars.ContextVar("normalize_errors_budget_entered", default=())
+)
+"""The tokens of the ``with budget:`` blocks open in this context, innermost last: each
+task and thread leaves its own blocks, whatever the others do meanwhile."""
 MAX_KEPT: Final = 64
 """Most failed attempts a budget keeps for ``causes`` (the error bounds them again)."""
 
@@ -40,17 +51,24 @@ def current_budget() -> Budget | None:
 class _Frame:
     """One attempt of a budget, as the helper that opened it sees it."""
 
-    __slots__ = ("budget", "nested")
+    __slots__ = ("budget", "nested", "owns")
 
-    def __init__(self, budget: Budget | None) -> None:
+    def __init__(self, budget: Budget | None, owns: bool = False) -> None:
         self.budget = budget
         self.nested = False
+        """An attempt was opened inside this one (it counts, not this one)."""
+        self.owns = owns
+        """This frame holds one of the budget's counted attempts."""
 
     def failed(self, exc: BaseException) -> None:
-        """Keep the attempt's error for the budget's ``causes`` (the innermost attempt's)."""
+        """Keep the attempt's error for the budget's ``causes`` (the innermost attempt's);
+        give its count back when a circuit breaker refused it (no request was sent)."""
         if self.budget is None or self.nested:
             return
         err = exc if isinstance(exc, HarnessError) else normalize(exc)
+        if self.owns and refused_by_breaker(err):
+            self.owns = False
+            self.budget.refund()
         if err.problem.code != "loop.budget_exceeded":
             self.budget.record(err)
 
@@ -110,7 +128,6 @@ class Budget:
         self.errors: list[HarnessError] = []
         """The failed attempts' errors, oldest first (at most ``MAX_KEPT``, the newest)."""
         self._lock = threading.Lock()
-        self._tokens: list[contextvars.Token[Budget | None]] = []
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -126,14 +143,18 @@ class Budget:
         refused, and its ``limit.observed`` is 6 (the attempts the run asked for).
         """
         with self._lock:
-            if self.max_attempts is not None and starting and self.attempts >= self.max_attempts:
-                return self._error("attempts", self.max_attempts, self.attempts + 1)
-            if self.max_cost is not None and self.cost >= self.max_cost:
-                return self._error("cost", self.max_cost, self.cost)
-            if self.max_seconds is not None:
-                elapsed = self.elapsed
-                if elapsed >= self.max_seconds:
-                    return self._error("seconds", self.max_seconds, round(elapsed, 3))
+            return self._refusal(starting)
+
+    def _refusal(self, starting: bool = True) -> BudgetExceededError | None:
+        """``exceeded``, the lock held (so that a check and a count are one step)."""
+        if self.max_attempts is not None and starting and self.attempts >= self.max_attempts:
+            return self._error("attempts", self.max_attempts, self.attempts + 1)
+        if self.max_cost is not None and self.cost >= self.max_cost:
+            return self._error("cost", self.max_cost, self.cost)
+        if self.max_seconds is not None:
+            elapsed = self.elapsed
+            if elapsed >= self.max_seconds:
+                return self._error("seconds", self.max_seconds, round(elapsed, 3))
         return None
 
     def exceeded_by_wait(self, seconds: float) -> BudgetExceededError | None:
@@ -175,6 +196,11 @@ class Budget:
         with self._lock:
             self.cost += number
 
+    def refund(self) -> None:
+        """Give back one attempt that sent no request (a circuit breaker refused it)."""
+        with self._lock:
+            self.attempts = max(self.attempts - 1, 0)
+
     def record(self, err: HarnessError) -> None:
         """Keep a failed attempt's error for the ``causes`` of the budget's error."""
         with self._lock:
@@ -195,19 +221,23 @@ class Budget:
 
         Helpers nest (a fallback over ``retrying()`` around ``CircuitBreaker.call``): only the
         innermost counts. The first attempt opened inside another takes over its count; each
-        further one counts one more.
+        further one counts one more. An attempt a circuit breaker refused gives its count
+        back (``_Frame.failed``).
         """
         frames = _FRAMES.get()
         parent = next((f for f in reversed(frames) if f.budget is self), None)
         if parent is not None and not parent.nested:
             parent.nested = True  # the parent's count is this attempt's
+            frame = _Frame(self, owns=parent.owns)
+            parent.owns = False
         else:
-            error = self.exceeded()
+            with self._lock:
+                error = self._refusal()
+                if error is None:
+                    self.attempts += 1
             if error is not None:
                 raise error
-            with self._lock:
-                self.attempts += 1
-        frame = _Frame(self)
+            frame = _Frame(self, owns=True)
         token = _FRAMES.set((*frames, frame))
         try:
             yield frame
@@ -217,11 +247,15 @@ class Budget:
     # -- current ---------------------------------------------------------------------------
 
     def __enter__(self) -> Budget:
-        self._tokens.append(_CURRENT.set(self))
+        _ENTERED.set((*_ENTERED.get(), _CURRENT.set(self)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _CURRENT.reset(self._tokens.pop())
+        entered = _ENTERED.get()
+        if not entered:  # pragma: no cover - a misuse: __exit__ without __enter__
+            raise RuntimeError("leaving a 'with budget:' block this context did not enter")
+        _ENTERED.set(entered[:-1])
+        _CURRENT.reset(entered[-1])
 
     def __repr__(self) -> str:
         return (

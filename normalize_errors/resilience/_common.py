@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final, Literal
 
 from .._dropin import copy_dropin
 from .._exceptions import HarnessError
 from .._facade import normalize
-from .._stream_state import delivered
+from .._stream_state import delivered_output
 
 UPSTREAM_FAILING: Final = frozenset(
     {"upstream.overloaded", "upstream.unavailable", "upstream.timeout"}
@@ -88,6 +91,12 @@ def bounded_wait(value: Any, cap: float) -> float | None:
     return min(max(number, 0.0), cap, MAX_WAIT)
 
 
+def refused_by_breaker(err: BaseException) -> bool:
+    """Whether ``err`` is a circuit breaker's own fast failure: no request was sent."""
+    problem = err.problem if isinstance(err, HarnessError) else None
+    return problem is not None and problem.origin == "harness" and "breaker" in problem.upstream
+
+
 def counts_against_upstream(err: HarnessError) -> bool:
     """Whether ``err`` says the upstream is failing (what a breaker counts).
 
@@ -96,7 +105,7 @@ def counts_against_upstream(err: HarnessError) -> bool:
     the context) and a spent quota do not. A breaker's own fast failure never counts.
     """
     problem = err.problem
-    if "breaker" in problem.upstream and problem.origin == "harness":
+    if refused_by_breaker(problem):
         return False
     if problem.code in UPSTREAM_FAILING:
         return True
@@ -120,7 +129,7 @@ def fails_over(err: BaseException) -> bool:
         problem.code == "upstream.invalid_response"
         and stream is not None
         and stream.get("terminal") is False
-        and delivered(problem) == 0
+        and delivered_output(problem) == 0
     )
 
 
@@ -147,17 +156,30 @@ def request_phase(err: BaseException) -> Phase:
     return "unknown"
 
 
-def replay_refusal(err: HarnessError, *, idempotent: bool) -> str | None:
+def unsent(err: BaseException) -> bool:
+    """Whether the failed call surely left nothing the server acted on: a circuit breaker
+    refused it, the connection was never made (``before_send``), or the provider refused it
+    at admission (a 429 rate limit: it did not take the request)."""
+    problem = harness(err).problem
+    if refused_by_breaker(problem) or request_phase(err) == "before_send":
+        return True
+    return problem.code == "upstream.rate_limited" and problem.upstream.get("status") == 429
+
+
+def replay_refusal(
+    err: HarnessError, *, idempotent: bool, non_idempotent: bool = False
+) -> str | None:
     """Why the call that raised ``err`` must not be replayed, or ``None`` when it may be.
 
     A stream that already delivered output to the caller is never replayed (the caller has
-    part of an answer), whatever ``wrap(check=...)`` said: ``err.stream`` tells. A stream
-    that failed before its first output may be (it has shown the caller nothing), as may a
-    request that failed before it was sent; any other request that may have run on the
-    server (``after_send``) is replayed only when the caller said the call is
-    ``idempotent``.
+    part of an answer), whatever ``wrap(check=...)`` said: ``err.stream`` tells. A call
+    marked ``non_idempotent`` is replayed only when its request surely reached no server
+    (``unsent``). A stream that failed before its first output may be (it has shown the
+    caller nothing), as may a request that failed before it was sent; any other request
+    that may have run on the server (``after_send``) is replayed only when the caller said
+    the call is ``idempotent``.
     """
-    amount = delivered(err)
+    amount = delivered_output(err)
     if amount:
         summary = err.problem.stream or {}
         chunks = summary.get("chunks")
@@ -165,11 +187,45 @@ def replay_refusal(err: HarnessError, *, idempotent: bool) -> str | None:
             f"not replayed: its stream had already delivered output to the caller "
             f"({chunks} chunk(s), {summary.get('output_chars')} character(s))"
         )
+    if non_idempotent and not unsent(err):
+        return (
+            "not replayed: the call is marked non-idempotent and its request may have "
+            "reached the server"
+        )
     if amount == 0:
         return None  # a stream that failed before its first output
     if not idempotent and request_phase(err) == "after_send":
         return "not replayed: the request may have run on the server (pass idempotent=True)"
     return None
+
+
+def delivered(err: HarnessError) -> bool:
+    """Whether part of the failed call's output already reached the caller."""
+    return replay_refusal(err, idempotent=True) is not None
+
+
+_NON_IDEMPOTENT: Final[contextvars.ContextVar[bool]] = contextvars.ContextVar(
+    "normalize_errors_non_idempotent", default=False
+)
+
+
+@contextmanager
+def marking(non_idempotent: bool, idempotent: bool = False) -> Iterator[bool]:
+    """Whether the helper's call is non-idempotent: its own mark, or a helper's around it.
+
+    Within the block, helpers nested in this one (a ``retrying()`` inside a ``fallback()``)
+    see the mark too, so a call marked once is never replayed by any of them.
+    """
+    if non_idempotent and idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
+    if not non_idempotent or _NON_IDEMPOTENT.get():
+        yield non_idempotent or _NON_IDEMPOTENT.get()
+        return
+    token = _NON_IDEMPOTENT.set(True)
+    try:
+        yield True
+    finally:
+        _NON_IDEMPOTENT.reset(token)
 
 
 def refused(err: HarnessError, why: str) -> HarnessError:

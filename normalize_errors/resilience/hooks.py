@@ -1,6 +1,8 @@
 """The breaker, the fallback predicate and budgets in the frameworks' own machinery.
 
-Each hook imports its framework only when it is called.
+Each hook imports its framework only when it is called. None of them makes a Redis round trip
+on the event loop: a closed breaker is decided from the process's local copy, and whatever
+needs Redis (a stale copy, a failure, a half-open trial) runs in a worker thread.
 
 * **pydantic-ai**: ``breaker_model(model, breaker)`` is a model whose requests go through the
   breaker; in ``FallbackModel(breaker_model(a, breaker), b, fallback_on=fails_over)`` a model
@@ -66,14 +68,16 @@ def _breaker_model_class() -> type[Any]:
 
         @asynccontextmanager
         async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            mode = self.breaker.before(self.key)
+            breaker = self.breaker
+            mode = await breaker.abefore(self.key)
+            started = breaker.clock()
             try:
                 async with self.wrapped.request_stream(*args, **kwargs) as stream:
                     yield stream
             except Exception as exc:
-                self.breaker.failure(self.key, exc, mode)
+                await breaker.afailure(self.key, exc, mode, breaker.clock() - started)
                 raise
-            self.breaker.success(self.key, mode)
+            await breaker.asuccess(self.key, mode, breaker.clock() - started)
 
     return BreakerModel
 
@@ -101,23 +105,31 @@ def agents_retry_policy(
     budget: Budget | None = None,
     cap: float = 60.0,
     idempotent: bool = False,
+    non_idempotent: bool = False,
 ) -> Any:
     """An Agents SDK retry policy (``ModelRetrySettings(policy=...)``) fed by the harness answer.
+
+    The policy is a coroutine function (the SDK awaits it), so counting a failure on a
+    breaker shared through Redis never blocks the event loop.
 
     Each failure is counted on ``breaker`` under ``key``; it retries what is ``retryable``,
     waiting its ``retry_after`` (a longer one than ``cap`` is not retried), and stops once
     the breaker is open, ``budget`` (else the current one) cannot afford one more attempt,
     or the call may not be replayed (a stream that already yielded output, or whose response
     the SDK says had started; a request that may have run, unless ``idempotent``, which also
-    approves the SDK's own replay check: ``approve_unsafe_replay``).
+    approves the SDK's own replay check: ``approve_unsafe_replay``; with ``non_idempotent``,
+    any request that may have reached the server).
     """
     from agents.retry import RetryDecision
 
-    def policy(context: Any) -> Any:
+    if idempotent and non_idempotent:
+        raise ValueError("a call is idempotent or non_idempotent, not both")
+
+    async def policy(context: Any) -> Any:
         err = harness(context.error)
         if breaker is not None:
-            breaker.failure(key, err)
-            if breaker.is_open(key):
+            await breaker.afailure(key, err)
+            if (await breaker.astate(key)).name in ("open", "forced_open"):
                 return RetryDecision(retry=False, reason=f"circuit open: {breaker.name(key)}")
         run = chosen(budget)
         if run is not None:
@@ -131,7 +143,7 @@ def agents_retry_policy(
             if spent_now is not None:
                 return RetryDecision(retry=False, reason=spent_now.detail)
         advice = getattr(context, "provider_advice", None)
-        why = replay_refusal(err, idempotent=idempotent)
+        why = replay_refusal(err, idempotent=idempotent, non_idempotent=non_idempotent)
         if why is None and getattr(advice, "response_started", False):
             why = "not replayed: the response had already started"
         if why is not None:

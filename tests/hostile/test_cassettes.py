@@ -8,6 +8,7 @@ and a malformed structure are refused at once with a ``CassetteError`` naming th
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 from pathlib import Path
@@ -74,9 +75,11 @@ def every_reader(path: Path) -> list[tuple[str, Any]]:
     """Each way a user hands the package a cassette file."""
 
     def cli(command: str) -> Any:
-        out = io.StringIO()
-        status = main([command, str(path)], out=out)
-        return status, out.getvalue()
+        """The command's exit status and what it said: its refusal is on standard error."""
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main([command, str(path)], out=out)
+        return status, out.getvalue() + err.getvalue()
 
     def replay() -> None:
         with use_cassette(path):

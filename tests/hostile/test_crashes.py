@@ -382,3 +382,40 @@ def test_normalize_of_a_non_exception_gives_a_harness_error() -> None:
     assert isinstance(err, HarnessInternalError)
     assert err.__cause__ is None
     assert normalize(UpstreamOverloadedError("busy")).code == "upstream.overloaded"
+
+
+def nested_groups(depth: int) -> bytes:
+    """A pasted exception group nested ``depth`` levels, an SDK's exception at the bottom
+    (the shape Python prints, made deeper than Python ever prints it)."""
+    lines = ["  + Exception Group Traceback (most recent call last):"]
+    for level in range(depth):
+        margin = " " * (2 + 2 * level)
+        lines += [f"{margin}| ExceptionGroup: level {level} (1 sub-exception)"]
+        lines += [f"{margin}+-+---------------- 1 ----------------"]
+    bottom = " " * (2 + 2 * depth)
+    lines += [f"{bottom}| openai.RateLimitError: Error code: 429 - {{'error': {{}}}}"]
+    lines += [f"{bottom}+------------------------------------"]
+    return "\n".join(lines).encode()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        nested_groups(5_000),
+        b"\nTraceback (most recent call last):\n" * 200_000,
+        b"  | x\n" * 100_000 + b"  +-+-- 1 --\n" * 50_000,
+    ],
+    ids=["deep-groups", "many-headers", "margins"],
+)
+def test_classify_reads_a_hostile_traceback_quickly_and_without_a_traceback(data: bytes) -> None:
+    """A paste that nests groups thousands deep, or repeats a traceback's header or a
+    group's margin hundreds of thousands of times: an answer (or a refusal) in one line,
+    in about a second, never a RecursionError."""
+    import time
+
+    started = time.perf_counter()
+    out = classify(data)
+    assert time.perf_counter() - started < 20  # a child process; quadratic took minutes
+    assert out.returncode in (0, 3), out.stderr[-300:]
+    assert b"Traceback (most recent" not in out.stderr
+    assert b"RecursionError" not in out.stderr

@@ -109,3 +109,38 @@ def test_a_bug_reading_a_response_without_a_status_names_no_status(
     assert err.upstream == {"provider": "http", "body": "upstream said no"}
     with_status = valid(_facade.from_response(502, {}, b"x", provider="openai"), last_resort=True)
     assert with_status.upstream == {"provider": "openai", "status": 502, "body": "x"}
+
+
+def test_messages_say_what_was_given_with_the_right_article(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``normalize()`` of a wrong type says "given an int" (not "a int"), names None and a
+    class as what they are, and never quotes the value (a string given may be a key); the
+    google adapter's guard and the cassette reader's messages follow the same rule."""
+    from normalize_errors import normalize
+    from normalize_errors._cassette import _kind
+    from normalize_errors.providers import google
+
+    given: Any = 42
+    assert normalize(given).detail == "normalize() was given an int, not an exception."
+    given = None
+    assert normalize(given).detail == "normalize() was given None, not an exception."
+    given = ValueError
+    assert normalize(given).detail == (
+        "normalize() was given the class builtins.ValueError, not an exception."
+    )
+    given = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+    assert normalize(given).detail == "normalize() was given a str, not an exception."
+    given = importlib
+    assert (
+        normalize(given).detail == "normalize() was given the module importlib, not an exception."
+    )
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(google, "_normalize", broken)
+    err = google.normalize(OSError("boom"))
+    assert err is not None
+    assert (err.detail or "").startswith("normalize-errors could not read an OSError (")
+    assert (_kind(1.5), _kind(object()), _kind([1])) == ("a float", "an object", "a list")

@@ -70,6 +70,7 @@ def test_an_anthropic_529_opens_the_breaker_and_the_next_call_fails_fast(clock: 
     assert fast.retry_after == 5.0  # no wait stated: the first cool-down
     assert fast.upstream["breaker"] == KEY
     assert fast.upstream["opened_by"] == {
+        "reason": "failures",
         "code": "upstream.overloaded",
         "status": 529,
         "upstream_code": "overloaded_error",

@@ -241,3 +241,141 @@ def test_async_retrying_stops_at_the_budget() -> None:
     assert err.code == "loop.budget_exceeded"
     assert err.limit is not None
     assert err.limit["observed"] == 3
+
+
+# -- one budget, several branches at once (issue 38, item 4) ----------------------------------
+
+
+def test_with_budget_in_two_asyncio_tasks_at_once() -> None:
+    """Task A enters, task B enters, A leaves first: each leaves its own block."""
+    import asyncio
+
+    from normalize_errors.resilience import afallback
+
+    budget = Budget(attempts=10)
+
+    async def branch(entered: asyncio.Event, other: asyncio.Event, leave_first: bool) -> str:
+        gpt = wrap(openai.AsyncOpenAI(api_key="sk-offline", max_retries=0))
+        claude = wrap(anthropic.AsyncAnthropic(api_key="sk-ant-offline", max_retries=0))
+
+        async def ask_gpt() -> str:
+            completion = await gpt.chat.completions.create(model="gpt-4o-mini", messages=QUESTION)
+            return completion.choices[0].message.content or ""
+
+        async def ask_claude() -> str:
+            message = await claude.messages.create(
+                model="claude-sonnet-4-6", max_tokens=8, messages=QUESTION
+            )
+            return str(message.content[0].text)  # type: ignore[union-attr]
+
+        with budget:
+            entered.set()
+            await other.wait()  # both blocks are open now
+            if not leave_first:
+                await asyncio.sleep(0.01)
+            answer = await afallback(ask_gpt, ask_claude)
+            assert current_budget() is budget
+        assert current_budget() is None
+        return answer
+
+    async def main() -> list[str]:
+        a, b = asyncio.Event(), asyncio.Event()
+        return list(await asyncio.gather(branch(a, b, True), branch(b, a, False)))
+
+    with Faults() as faults:
+        faults.fail("openai/overloaded_503", times=2)  # both branches fail over to Claude
+        assert asyncio.run(main()) == ["Hello!", "Hello!"]
+        assert faults.calls == 4
+    assert budget.attempts == 4
+
+
+def test_with_budget_in_two_threads_at_once() -> None:
+    import threading
+
+    budget = Budget(attempts=10)
+    a_entered = threading.Event()
+    entered = threading.Barrier(2)
+    a_left = threading.Event()
+    results: list[object] = []
+
+    def branch(first: bool) -> None:
+        try:
+            client = gpt()
+            if not first:
+                a_entered.wait(timeout=10)  # A enters first, B second, A leaves first
+            with budget:
+                a_entered.set()
+                entered.wait(timeout=10)
+                if not first:
+                    a_left.wait(timeout=10)  # the other thread leaves its block first
+                results.append(
+                    retrying(attempts=2)(
+                        client.chat.completions.create, model="gpt-4o-mini", messages=QUESTION
+                    )
+                    .choices[0]
+                    .message.content
+                )
+            if first:
+                a_left.set()
+        except Exception as exc:  # the old shared token list: ValueError in __exit__
+            a_left.set()
+            results.append(exc)
+
+    with Faults() as faults:
+        threads = [threading.Thread(target=branch, args=(first,)) for first in (True, False)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert faults.calls == 2
+    assert results == ["Hello!", "Hello!"]
+    assert budget.attempts == 2
+
+
+# -- an attempt is a request sent (item 6) ------------------------------------------------------
+
+
+def test_an_open_breakers_refusal_is_no_attempt(clock: Clock) -> None:
+    breaker = CircuitBreaker(threshold=1, clock=clock)
+    with Faults() as faults:
+        faults.fail("openai/overloaded_503")
+        openai_client, anthropic_client = gpt(), claude()
+        with pytest.raises(HarnessError):  # opens OpenAI's breaker
+            breaker.call(
+                "openai", openai_client.chat.completions.create, model="m", messages=QUESTION
+            )
+        budget = Budget(attempts=1)
+        answer: Any = fallback(
+            lambda: breaker.call(
+                "openai", openai_client.chat.completions.create, model="m", messages=QUESTION
+            ),
+            lambda: anthropic_client.messages.create(
+                model="claude-sonnet-4-6", max_tokens=8, messages=QUESTION
+            ),
+            budget=budget,
+        )
+        assert answer.content[0].text == "Hello!"
+        assert [request.api for request in faults.requests] == ["chat", "messages"]
+    assert budget.attempts == 1  # the one request Anthropic got
+    assert [err.code for err in budget.errors] == ["upstream.unavailable"]  # kept, not charged
+
+
+def test_retries_around_an_open_breaker_charge_the_one_request(clock: Clock) -> None:
+    breaker = CircuitBreaker(threshold=1, clock=clock)
+    budget = Budget(attempts=10)
+    with Faults() as faults:
+        faults.fail("openai/overloaded_503")
+        client = gpt()
+        err = failed(
+            lambda: retrying(attempts=3, budget=budget)(
+                breaker.call,
+                "openai",
+                client.chat.completions.create,
+                model="gpt-4o-mini",
+                messages=QUESTION,
+            )
+        )
+        assert faults.calls == 1
+        assert faults.waits[1:] == [5.0]  # backoff after the 503, then the breaker's wait
+    assert err.problem.code == "upstream.unavailable"
+    assert budget.attempts == 1

@@ -199,23 +199,27 @@ def test_the_agents_retry_policy_decisions() -> None:
     """The SDK's own context objects: each reason the policy gives for not retrying."""
     busy = UpstreamOverloadedError("busy")
     policy = agents_retry_policy()
-    assert policy(_context(busy)).retry is True
-    assert policy(_context(busy, started=True)).reason == (
+
+    def decide(policy: Any, exc: Exception, started: bool = False) -> Any:
+        return asyncio.run(policy(_context(exc, started=started)))  # the SDK awaits it
+
+    assert decide(policy, busy).retry is True
+    assert decide(policy, busy, started=True).reason == (
         "not replayed: the response had already started"
     )
     quota = HarnessError.from_code("upstream.rate_limited", "quota", retryable=False)
-    assert policy(_context(quota)).reason == "upstream.rate_limited"
+    assert decide(policy, quota).reason == "upstream.rate_limited"
     long_wait = UpstreamOverloadedError("busy", retry_after=3600)
-    assert policy(_context(long_wait)).retry is False
+    assert decide(policy, long_wait).retry is False
 
     spent = Budget(attempts=1)
     with spent.attempt():
         pass  # the run already used its one attempt
-    decision = agents_retry_policy(budget=spent)(_context(busy))
+    decision = decide(agents_retry_policy(budget=spent), busy)
     assert decision.retry is False
     assert "budget of 1 attempts" in decision.reason
 
-    idempotent = agents_retry_policy(idempotent=True)(_context(busy))
+    idempotent = decide(agents_retry_policy(idempotent=True), busy)
     assert (idempotent.retry, idempotent.approve_unsafe_replay) == (True, True)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from normalize_errors import UpstreamOverloadedError, UpstreamUnavailableError
 from normalize_errors.resilience import CircuitBreaker
-from normalize_errors.resilience._redis import FallbackStore
+from normalize_errors.resilience._redis import SharedStore
 
 from .conftest import RedisServer
 from .helpers import failed
@@ -82,6 +82,7 @@ def test_two_worker_processes_share_one_breaker(redis_server: RedisServer) -> No
     assert second["requests"] == 0
     assert (second["code"], second["origin"]) == ("upstream.unavailable", "harness")
     assert second["upstream"] == {
+        "reason": "failures",
         "code": "upstream.overloaded",
         "status": 529,
         "upstream_code": "overloaded_error",
@@ -97,13 +98,13 @@ def test_two_worker_processes_share_one_breaker(redis_server: RedisServer) -> No
 
 
 def test_one_half_open_trial_across_processes(redis_server: RedisServer) -> None:
-    now = [1_800_000_000.0]
     a, b = (
-        CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0]) for _ in range(2)
+        CircuitBreaker(store=redis_server.url, threshold=1, cooldown=0.2, refresh=0.0)
+        for _ in range(2)
     )
     a.failure(KEY, UpstreamOverloadedError("overloaded"))
     assert failed(lambda: b.before(KEY)).upstream["state"] == "open"
-    now[0] += 6.0
+    time.sleep(0.25)  # the Redis server's clock decides: past the 0.2 s cool-down
     assert a.before(KEY) == "trial"
     assert failed(lambda: b.before(KEY)).upstream["state"] == "half_open"
     a.success(KEY, "trial")
@@ -113,7 +114,7 @@ def test_one_half_open_trial_across_processes(redis_server: RedisServer) -> None
 def test_a_redis_that_goes_away_falls_back_to_local_state(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    breaker = CircuitBreaker(store=redis_server.url, threshold=2, timeout=0.5)
+    breaker = CircuitBreaker(store=redis_server.url, threshold=2, timeout=0.5, refresh=0.0)
     assert breaker.call(KEY, lambda: "up") == "up"
     redis_server.stop()
     with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
@@ -125,9 +126,9 @@ def test_a_redis_that_goes_away_falls_back_to_local_state(
         failed(lambda: breaker.call(KEY, _overloaded))
     assert isinstance(failed(lambda: breaker.call(KEY, lambda: "x")), UpstreamUnavailableError)
 
-    redis_server.start()  # back on the same port: used again after retry_in
-    assert isinstance(breaker.store, FallbackStore)
-    breaker.store.retry_in = 0.0
+    redis_server.start()  # back on the same port: used again after reconnect_after
+    assert isinstance(breaker.store, SharedStore)
+    breaker.store.reconnect_after = 0.0
     with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
         assert breaker.state(KEY).name == "closed"  # the new Redis knows of no failure
     assert not degraded(breaker)
@@ -150,7 +151,7 @@ def _overloaded() -> None:
 def test_a_slow_redis_costs_at_most_the_timeout(redis_server: RedisServer) -> None:
     import redis
 
-    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2)
+    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2, refresh=0.0)
     assert breaker.call(KEY, lambda: 1) == 1  # connected
     other = redis.Redis.from_url(redis_server.url)
     sleeper = threading.Thread(
@@ -196,11 +197,10 @@ def test_the_stored_state_holds_no_credential_nor_prompt(redis_server: RedisServ
 def test_acall_through_redis(redis_server: RedisServer) -> None:
     import asyncio
 
-    now = [1_800_000_000.0]
-    breaker = CircuitBreaker(store=redis_server.url, threshold=1, clock=lambda: now[0])
+    breaker = CircuitBreaker(store=redis_server.url, threshold=1)
 
     async def overloaded() -> None:
-        raise UpstreamOverloadedError("overloaded", retry_after=9)
+        raise UpstreamOverloadedError("overloaded", retry_after=0.3)
 
     async def fine() -> str:
         return "answer"
@@ -209,7 +209,7 @@ def test_acall_through_redis(redis_server: RedisServer) -> None:
         first = await breaker.acall(KEY, fine)
         second = await _outcome(breaker.acall(KEY, overloaded))
         third = await _outcome(breaker.acall(KEY, fine))
-        now[0] += 10.0
+        await asyncio.sleep(0.35)  # the stated 0.3 s, on the Redis server's clock
         fourth = await breaker.acall(KEY, fine)  # the half-open trial, through a thread
         return [first, second, third, fourth]
 
@@ -217,7 +217,7 @@ def test_acall_through_redis(redis_server: RedisServer) -> None:
     assert (first, fourth) == ("answer", "answer")
     assert isinstance(second, UpstreamOverloadedError)
     assert isinstance(third, UpstreamUnavailableError)
-    assert third.retry_after == 9.0
+    assert 0.0 < (third.retry_after or 0.0) <= 0.3
     assert breaker.state(KEY).name == "closed"
 
 
@@ -229,27 +229,31 @@ async def _outcome(awaitable: Any) -> Any:
 
 
 def test_a_hash_written_by_hand_is_read_as_far_as_it_goes(redis_server: RedisServer) -> None:
-    """Stored state that lacks members, or holds junk, never breaks the caller's call."""
+    """Stored state that lacks members, or holds junk, never breaks the caller's call, and
+    never takes the store down: each number is bounded, each junk field reads as absent."""
     import redis
 
     client = redis.Redis.from_url(redis_server.url)
-    prefix = "normalize-errors:breaker:"
-    client.hset(prefix + "bare", mapping={"until": "4102444800.0", "status": "n/a"})
-    client.hset(prefix + "junk", mapping={"until": "not a number"})
-    breaker = CircuitBreaker(store=redis_server.url)
+    breaker = CircuitBreaker(store=redis_server.url, max_open=600.0)
+    bare, junk, endless = (breaker.storage_key(k) or "" for k in ("bare", "junk", "endless"))
+    client.hset(bare, mapping={"until": "4102444800000", "status": "n/a", "code": "<script>"})
+    client.hset(junk, mapping={"until": "not a number", "trips": "-7", "w3": "x:y"})
+    client.hset(endless, mapping={"until": "1e308", "mode": "haunted"})
     fast = failed(lambda: breaker.call("bare", lambda: None))
     assert fast.upstream["opened_by"] == {}
-    assert "after upstream.unavailable" in (fast.detail or "")
-    assert breaker.call("junk", lambda: "answered") == "answered"  # junk: Redis set aside
-    assert degraded(breaker)
+    assert "after failures" in (fast.detail or "")
+    assert 599.0 < (fast.retry_after or 0.0) <= 600.0  # a year-5000 'until' is max_open
+    assert int(_text(client.hget(bare, "until"))) < 4102444800000  # and capped where stored
+    assert breaker.call("junk", lambda: "answered") == "answered"
+    assert breaker.call("endless", lambda: "answered") == "answered"  # 1e308: no number
+    assert not degraded(breaker)
 
 
 def test_a_redis_still_down_warns_once(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2)
-    assert isinstance(breaker.store, FallbackStore)
-    breaker.store.retry_in = 0.0  # try Redis again on every call
+    breaker = CircuitBreaker(store=redis_server.url, timeout=0.2, reconnect_after=0.0)
+    assert isinstance(breaker.store, SharedStore)  # reconnect_after=0: Redis on every call
     redis_server.stop()
     with caplog.at_level(logging.WARNING, logger="normalize_errors.resilience"):
         for _ in range(3):

@@ -241,6 +241,8 @@ def test_a_stream_that_ends_before_its_first_chunk_falls_back_too() -> None:
 
 def test_the_agents_retry_policy_reads_what_a_stream_delivered() -> None:
     """The OpenAI Agents SDK hook refuses a replay the same way (``replay_refusal``)."""
+    import asyncio
+
     from agents.retry import ModelRetryAdvice, ModelRetryNormalizedError, RetryPolicyContext
 
     from normalize_errors.resilience.hooks import agents_retry_policy
@@ -260,6 +262,107 @@ def test_the_agents_retry_policy_reads_what_a_stream_delivered() -> None:
     cut = HarnessError.from_code("upstream.unavailable", upstream={"stream": shown})
     early = HarnessError.from_code("upstream.unavailable", upstream={"stream": nothing})
     policy = agents_retry_policy()
-    assert policy(context(cut)).retry is False
-    assert "delivered output to the caller" in policy(context(cut)).reason
-    assert policy(context(early)).retry is True
+    refused = asyncio.run(policy(context(cut)))
+    assert refused.retry is False
+    assert "delivered output to the caller" in refused.reason
+    assert asyncio.run(policy(context(early))).retry is True
+
+
+# -- the non-idempotent marker (issue 38, item 12) ----------------------------------------------
+
+
+def ask(client: openai.OpenAI) -> Any:
+    return client.chat.completions.create(model="gpt-4o-mini", messages=QUESTION)
+
+
+def test_a_non_idempotent_call_is_not_retried_once_its_request_may_have_run() -> None:
+    with Faults() as faults:
+        faults.fail("openai/server_error_500", times=2)
+        client = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        err = failed(
+            lambda: retrying(attempts=3, sleep=lambda s: None, non_idempotent=True)(ask, client)
+        )
+        assert faults.calls == 1
+        assert retrying(attempts=3, sleep=lambda s: None)(ask, client)  # unmarked: retried
+        assert faults.calls == 3  # the second 500, then the answer
+    assert (err.problem.code, err.retryable) == ("upstream.unavailable", False)
+    assert "marked non-idempotent" in (err.detail or "")
+
+
+def test_nor_sent_to_a_fallback() -> None:
+    with Faults() as faults:
+        faults.fail("openai/overloaded_503")
+        client = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        claude = wrap(anthropic.Anthropic(api_key="sk-ant-offline", max_retries=0))
+        err = failed(
+            lambda: fallback(
+                lambda: ask(client),
+                lambda: claude.messages.create(
+                    model="claude-sonnet-4-6", max_tokens=8, messages=QUESTION
+                ),
+                non_idempotent=True,
+            )
+        )
+        assert faults.calls == 1
+    assert "marked non-idempotent" in (err.detail or "")
+
+
+def test_the_mark_reaches_the_helpers_inside() -> None:
+    """A fallback marked non-idempotent over retrying() that was not: no retry either."""
+    with Faults() as faults:
+        faults.fail("openai/server_error_500")
+        client = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        failed(
+            lambda: fallback(
+                lambda: retrying(attempts=3, sleep=lambda s: None)(ask, client),
+                lambda: "never",
+                non_idempotent=True,
+            )
+        )
+        assert faults.calls == 1
+
+
+def test_what_surely_sent_nothing_still_moves_on(closed_port: int) -> None:
+    """A 429 (refused at admission) and a connection never made: replayed and failed over."""
+    with Faults() as faults:
+        faults.fail("openai/rate_limit_tpm_429")
+        client = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        assert fallback(lambda: ask(client), lambda: ask(client), non_idempotent=True)
+        assert faults.calls == 2
+    unreachable = wrap(
+        openai.OpenAI(
+            api_key="sk-offline", max_retries=0, base_url=f"http://127.0.0.1:{closed_port}/v1"
+        )
+    )
+    assert fallback(lambda: ask(unreachable), lambda: "second", non_idempotent=True) == "second"
+
+
+def test_idempotent_and_non_idempotent_are_exclusive() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        retrying(idempotent=True, non_idempotent=True)
+    with pytest.raises(ValueError, match="not both"):
+        fallback(lambda: 1, idempotent=True, non_idempotent=True)
+
+
+def test_the_agents_retry_policy_keeps_the_mark() -> None:
+    pytest.importorskip("agents")
+    import asyncio
+
+    from agents.retry import ModelRetryAdvice, ModelRetryNormalizedError, RetryPolicyContext
+
+    from normalize_errors.resilience.hooks import agents_retry_policy
+
+    context = RetryPolicyContext(
+        error=HarnessError.from_code(
+            "upstream.unavailable", "server error", upstream={"status": 500}
+        ),
+        attempt=1,
+        max_retries=3,
+        stream=False,
+        normalized=ModelRetryNormalizedError(),
+        provider_advice=ModelRetryAdvice(),
+    )
+    decision = asyncio.run(agents_retry_policy(non_idempotent=True)(context))
+    assert decision.retry is False
+    assert "non-idempotent" in decision.reason
+    assert asyncio.run(agents_retry_policy()(context)).retry is True

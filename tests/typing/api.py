@@ -126,7 +126,13 @@ def fault_injection() -> None:
 
 async def resilience_keeps_the_result_type() -> None:
     """breaker.call / acall and fallback / afallback return what the callables return."""
-    from normalize_errors.resilience import Budget, CircuitBreaker, afallback, fallback
+    from normalize_errors.resilience import (
+        Budget,
+        CircuitBreaker,
+        FallbackPlan,
+        afallback,
+        fallback,
+    )
     from normalize_errors.retry import retrying
 
     def number(x: int) -> int:
@@ -143,3 +149,12 @@ async def resilience_keeps_the_result_type() -> None:
         assert_type(fallback(lambda: number(1), lambda: number(2), budget=budget), int)
         assert_type(retrying(budget=budget, idempotent=True)(number, 1), int)
     assert_type(await afallback(lambda: later(1)), str)
+    plan = FallbackPlan(["a", "b"], on={"context.window_exceeded": ["b"]}, check_results=True)
+    assert_type(plan.call({"a": lambda: number(1), "b": lambda: number(2)}), int)
+    assert_type(await plan.acall({"a": lambda: later(1), "b": lambda: later(2)}), str)
+    assert_type(plan.next(ValueError("x"), ["a"]), str | None)
+    assert_type(retrying(non_idempotent=True)(number, 1), int)
+    assert_type(fallback(lambda: number(1), non_idempotent=True, check_results=True), int)
+    shared = CircuitBreaker(tenant="acme", failure_rate_threshold=50.0, half_open_calls=2)
+    assert_type(shared.storage_key("k"), str | None)
+    assert_type((await shared.astate("k")).name, str)

@@ -71,7 +71,7 @@ from typing import Any
 
 from ..._exceptions import HarnessError
 from ..._rules import Facts, build
-from ..._safe_read import qualname
+from ..._safe_read import described, qualname
 from ._errors import (
     CLASSES,
     NAME,
@@ -112,7 +112,7 @@ def normalize(exc: BaseException) -> HarnessError | None:
     try:
         return _normalize(exc)
     except Exception as bug:  # a hostile exception object
-        return _unreadable(f"a {type(exc).__name__}", bug, qualname(exc))
+        return _unreadable(described(exc), bug, qualname(exc))
 
 
 def from_response(status: Any, headers: Any, body: Any) -> HarnessError:

@@ -149,6 +149,7 @@ def _candidate(
             finish,
             f"The output stopped at the output token limit{spent}.",
             result,
+            usable_output=usable,
             **common,
         )
     if finish in _FILTERED:

@@ -74,6 +74,7 @@ def _choice(
         spent = (
             " (all of them on reasoning)" if not content and usage.get("reasoning_tokens") else ""
         )
+        calls = sequence(field(message, "tool_calls"))
         return _stop(
             "output.truncated",
             finish,
@@ -81,6 +82,7 @@ def _choice(
             result,
             usage=usage,
             choice=index,
+            usable_output=bool(content) or bool(calls),
         )
     if finish == "content_filter":
         return _stop(
@@ -280,6 +282,19 @@ _INCOMPLETE: Final = {
 }
 
 
+def _usable(result: Any) -> bool:
+    """Whether a Responses result holds output a caller can use: text or a function call."""
+    for item in sequence(field(result, "output")):
+        kind = text_of(field(item, "type"))
+        if kind == "function_call":
+            return True
+        if kind == "message" and any(
+            text_of(field(part, "text")) for part in sequence(field(item, "content"))
+        ):
+            return True
+    return False
+
+
 def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
     status = text_of(field(result, "status"))
     if status == "failed":
@@ -291,7 +306,10 @@ def _responses(result: Any, offered: frozenset[str] | None) -> HarnessError | No
         code, detail = _INCOMPLETE.get(
             reason, ("output.truncated", f"The response is incomplete ({reason}).")
         )
-        return _stop(code, reason, detail, result, usage=read_usage(result, USAGE))
+        usable = _usable(result) if code == "output.truncated" else None
+        return _stop(
+            code, reason, detail, result, usage=read_usage(result, USAGE), usable_output=usable
+        )
     if status == "cancelled":
         return _stop("harness.cancelled", status, "The response was cancelled.", result)
     if status not in ("completed", None):

@@ -1,0 +1,286 @@
+"""The framework hooks never block the event loop on Redis (issue 38, item 5).
+
+A Redis 150 ms away each way (a delaying TCP proxy this test runs on 127.0.0.1 in front of a
+real ``redis-server``) makes every round trip 300 ms. While pydantic-ai's model (through
+``breaker_model``) and the Agents SDK's retry policy (``agents_retry_policy``) count calls on
+a breaker kept there, a timer on the loop measures how late it fires: a round trip on the
+loop would make it 300 ms late; the hooks run every round trip in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+pytest.importorskip("agents")
+
+import openai
+
+from normalize_errors.resilience import CircuitBreaker, fails_over
+from normalize_errors.resilience.hooks import agents_retry_policy, breaker_model
+from normalize_errors.testing import Faults
+
+from .conftest import RedisServer
+
+DELAY = 0.150
+"""Seconds the proxy holds every chunk, each way."""
+STALL = 0.050
+"""How late the loop's timer may be, in seconds. A Redis round trip here takes 0.300, and a
+round trip on the loop would make every firing after it that late. Measured on the 2-core
+machine the suite runs on, shared with other jobs: 6 to 15 ms in most runs, and now and then
+one firing 50 to 60 ms late when the process was not scheduled (with the breaker in memory
+too). So: no firing a round trip late, and at most one later than ``STALL``. The first runs
+of a framework are not watched: pydantic-ai and openai import and build what they need on
+the loop then."""
+
+
+class DelayingProxy:
+    """A TCP proxy on 127.0.0.1 that delivers each chunk ``delay`` seconds after it came, in
+    both directions, in order (two threads per direction per connection)."""
+
+    def __init__(self, target: int, delay: float) -> None:
+        self.target = target
+        self.delay = delay
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.port: int = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        self.sockets: list[socket.socket] = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self.sockets += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                held: collections.deque[tuple[float, bytes]] = collections.deque()
+                ready = threading.Condition()
+                for work in (self._read, self._write):
+                    thread = threading.Thread(
+                        target=work, args=(source, sink, held, ready), daemon=True
+                    )
+                    thread.start()
+                    self.threads.append(thread)
+
+    def _read(
+        self,
+        source: socket.socket,
+        sink: socket.socket,
+        held: collections.deque[tuple[float, bytes]],
+        ready: threading.Condition,
+    ) -> None:
+        while True:
+            try:
+                chunk = source.recv(65536)
+            except OSError:
+                chunk = b""
+            with ready:
+                held.append((time.monotonic() + self.delay, chunk))
+                ready.notify()
+            if not chunk:
+                return
+
+    def _write(
+        self,
+        source: socket.socket,
+        sink: socket.socket,
+        held: collections.deque[tuple[float, bytes]],
+        ready: threading.Condition,
+    ) -> None:
+        while True:
+            with ready:
+                while not held:
+                    ready.wait()
+                due, chunk = held.popleft()
+            pause = due - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)  # a thread of its own: Faults leaves its sleeps alone
+            try:
+                if not chunk:
+                    sink.shutdown(socket.SHUT_WR)
+                    return
+                sink.sendall(chunk)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+        for sock in self.sockets:
+            sock.close()
+
+
+@pytest.fixture
+def far_redis(redis_server: RedisServer) -> Iterator[str]:
+    """The URL of the test's ``redis-server`` seen through a proxy 150 ms away each way."""
+    proxy = DelayingProxy(redis_server.port, DELAY)
+    try:
+        yield f"redis://127.0.0.1:{proxy.port}/0"
+    finally:
+        proxy.close()
+
+
+class LoopWatch:
+    """A timer on the running loop every 2 ms, noting how late each firing was."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.worst = 0.0
+        self.late: list[float] = []
+        """Every lateness over ``STALL``, in seconds."""
+        self.firings = 0
+        self.due = time.monotonic() + 0.002
+        self.handle = loop.call_later(0.002, self.fire)
+
+    def fire(self) -> None:
+        now = time.monotonic()
+        lateness = now - self.due
+        self.worst = max(self.worst, lateness)
+        if lateness > STALL:
+            self.late.append(lateness)
+        self.firings += 1
+        self.due = now + 0.002
+        self.handle = self.loop.call_later(0.002, self.fire)
+
+    def stop(self) -> None:
+        self.handle.cancel()
+
+
+def breaker(url: str) -> CircuitBreaker:
+    # refresh=0: every admission reads Redis, the hardest case for the loop
+    return CircuitBreaker(store=url, threshold=2, refresh=0.0, timeout=2.0)
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Each Redis round trip of a breaker: its operation and the thread it ran on."""
+    from normalize_errors.resilience._redis import RedisStore
+
+    seen: list[tuple[str, int]] = []
+    for name in ("record", "open", "take_trial", "trial_succeeded"):
+        real = getattr(RedisStore, name)
+
+        def noted(self: RedisStore, *args: Any, _real: Any = real, _name: str = name) -> Any:
+            seen.append((_name, threading.get_ident()))
+            return _real(self, *args)
+
+        monkeypatch.setattr(RedisStore, name, noted)
+    return seen
+
+
+def test_pydantic_ai_through_a_far_redis_never_stalls_the_loop(
+    far_redis: str, round_trips: list[tuple[str, int]]
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.fallback import FallbackModel
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    shared = breaker(far_redis)
+
+    def model(name: str) -> OpenAIChatModel:
+        client = openai.AsyncOpenAI(api_key="sk-offline", max_retries=0)
+        return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
+
+    def agent(breaker: CircuitBreaker) -> Agent[None, str]:
+        primary = breaker_model(model("gpt-4o"), breaker)
+        return Agent(FallbackModel(primary, model("gpt-4o-mini"), fallback_on=fails_over))
+
+    async def main() -> tuple[LoopWatch, list[str], float]:
+        warm = agent(CircuitBreaker())  # the framework's first runs, in memory, unwatched
+        await warm.run("hi")
+        async with warm.run_stream("hi") as result:
+            await result.get_output()
+        faults.fail("openai/overloaded_503").succeed().fail("openai/overloaded_503")
+        watched = agent(shared)
+        loop_thread.append(threading.get_ident())
+        watch = LoopWatch(asyncio.get_running_loop())
+        started = time.monotonic()
+        outputs = []
+        for turn in range(4):
+            if turn % 2:
+                async with watched.run_stream("hi") as result:
+                    outputs.append(str(await result.get_output()))
+            else:
+                outputs.append(str((await watched.run("hi")).output))
+        watch.stop()
+        return watch, outputs, time.monotonic() - started
+
+    loop_thread: list[int] = []
+    with Faults() as faults:
+        watch, outputs, took = asyncio.run(main())
+        models = [request.json()["model"] for request in faults.requests[2:]]
+    assert outputs == ["Hello!"] * 4
+    # 503 twice (the breaker opens), then gpt-4o is skipped without a request
+    assert models == [
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4o-mini",
+        "gpt-4o-mini",
+    ]
+    assert len(round_trips) >= 6
+    assert took > len(round_trips) * 2 * DELAY  # each a round trip of 300 ms ...
+    assert loop_thread[0] not in {thread for _, thread in round_trips}  # ... off the loop
+    assert watch.firings > 100
+    assert watch.worst < 2 * DELAY, f"the event loop stalled {watch.worst * 1000:.0f} ms"
+    assert len(watch.late) <= 1, f"the event loop was late: {watch.late}"
+
+
+def test_the_agents_retry_policy_through_a_far_redis_never_stalls_the_loop(
+    far_redis: str, round_trips: list[tuple[str, int]]
+) -> None:
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner
+    from agents.retry import ModelRetrySettings
+
+    shared = breaker(far_redis)
+    settings = ModelSettings(
+        retry=ModelRetrySettings(
+            max_retries=4,
+            backoff={"initial_delay": 0.0, "jitter": False},
+            policy=agents_retry_policy(breaker=shared, key="openai:gpt-4o-mini"),
+        )
+    )
+
+    async def main() -> tuple[LoopWatch, Any, float]:
+        client = openai.AsyncOpenAI(api_key="sk-offline", max_retries=0)
+        model = OpenAIChatCompletionsModel("gpt-4o-mini", openai_client=client)
+        await Runner.run(Agent(name="warm", model=model), "hi")  # the first run, unwatched
+        faults.fail("openai/overloaded_503", times=None)
+        loop_thread.append(threading.get_ident())
+        watch = LoopWatch(asyncio.get_running_loop())
+        started = time.monotonic()
+        agent = Agent(name="a", model=model, model_settings=settings)
+        try:
+            outcome: Any = await Runner.run(agent, "hi")
+        except Exception as exc:
+            outcome = exc
+        watch.stop()
+        return watch, outcome, time.monotonic() - started
+
+    loop_thread: list[int] = []
+    with Faults() as faults:
+        watch, outcome, took = asyncio.run(main())
+        assert faults.calls == 3  # the breaker opened after the second 503: no more retries
+    assert isinstance(outcome, openai.InternalServerError)
+    assert len(round_trips) >= 4  # two failures counted, two states read ...
+    assert took > len(round_trips) * 2 * DELAY
+    assert loop_thread[0] not in {thread for _, thread in round_trips}  # ... off the loop
+    assert watch.worst < 2 * DELAY, f"the event loop stalled {watch.worst * 1000:.0f} ms"
+    assert len(watch.late) <= 1, f"the event loop was late: {watch.late}"
