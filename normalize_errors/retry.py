@@ -36,7 +36,7 @@ completion = retrying(attempts=4, total=60)(
 * ``budget=`` (a ``normalize_errors.resilience.Budget``, else the one made current with
   ``with budget:``) bounds the attempts, time and cost of a whole run, shared with
   ``fallback()`` and the circuit breaker: it ends in ``loop.budget_exceeded``.
-* Replay safety: a stream that already yielded chunks is never retried, and a request that
+* Replay safety: a stream that already delivered output is never retried, and a request that
   may have run on the server (a read timeout after sending) only with ``idempotent=True``;
   a call marked ``non_idempotent=True`` is retried only when its request surely reached no
   server (a connection never made, a circuit breaker's refusal, a 429). Such an error is
@@ -366,8 +366,10 @@ def retrying(
             each call of ``fn`` is one of its attempts, and no attempt or wait starts that
             it cannot afford (``loop.budget_exceeded``).
         idempotent: the call may be sent again after a failure that may have run on the
-            server (a read timeout after sending). A stream that already yielded chunks is
-            never replayed: its error is raised, not retryable, its ``detail`` saying why.
+            server (a read timeout after sending). A stream that already delivered output
+            is never replayed (``err.stream`` says, whatever ``wrap(check=...)`` said): its
+            error is raised, not retryable, its ``detail`` saying why; one that failed
+            before its first output may be.
         non_idempotent: the call must not run twice (it has side effects): it is sent again
             only when its request surely reached no server (a connection never made, a
             circuit breaker's refusal, a 429); helpers nested inside honour the mark too.

@@ -91,6 +91,15 @@ def raised(call: Callable[[], object]) -> BaseException:
     raise AssertionError("no exception was raised")
 
 
+def stream_of(err: object) -> dict[str, Any]:
+    """The summary a stream's error carries of what reached the caller
+    (``err.problem.stream``); the test fails if ``err`` has none."""
+    assert isinstance(err, HarnessError), type(err)
+    summary = err.problem.stream
+    assert summary is not None, err.problem.upstream
+    return dict(summary)
+
+
 def is_instance(obj: object, cls: type) -> bool:
     """``isinstance`` that type checkers do not narrow with.
 

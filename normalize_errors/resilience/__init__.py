@@ -28,7 +28,8 @@ with Budget(attempts=5, seconds=60):
 * ``Budget(attempts=, seconds=, cost=)``: one bound on a run's retries, repairs, fallbacks
   and breaker calls (the draft's section 10), ending in ``loop.budget_exceeded``.
 * ``replay_refusal(err, idempotent=, non_idempotent=)``: why a failed call must not be sent
-  again: a stream that already yielded chunks, a request that may have run on the server.
+  again: a stream that already delivered output (``err.stream``), a request that may have run
+  on the server.
 
 The framework hooks are in ``normalize_errors.resilience.hooks``.
 """

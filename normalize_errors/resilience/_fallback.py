@@ -287,7 +287,7 @@ def fallback(
     It moves on when the error says another provider may succeed (``fails_over``: a rate
     limit or spent quota, an overloaded or unavailable upstream, an open breaker, a refused
     credential), and raises at once a request that is wrong wherever it goes. It does not
-    replay what may not be replayed: a stream that already yielded chunks, a request that
+    replay what may not be replayed: a stream that already delivered output, a request that
     may have run (a read timeout after sending) unless ``idempotent``, and with
     ``non_idempotent`` any request that may have reached a server. ``check_results`` also
     moves on from a response that means failure (``FallbackPlan``). What it raises when all
