@@ -58,7 +58,7 @@ def anthropic_error(status: int, body: Any) -> BaseException:
         http_client=http.Client(transport=_answer(http, status, body)),
     )
     try:
-        client.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=MESSAGES)
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=16, messages=MESSAGES)
     except anthropic.APIStatusError as exc:
         return exc
     raise AssertionError("no error")
