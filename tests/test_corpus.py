@@ -306,3 +306,15 @@ def test_a_wrong_model_recoverable_is_named_and_a_non_json_answer_is_read_raw() 
     page = next(c for c in CASES if c.kind == "http" and c.body.lstrip().startswith("<"))
     as_response = dataclasses.replace(page, kind="response")
     assert corpus.run(as_response).code == corpus.run(page).code
+
+
+def test_the_cli_report_with_no_miss_has_no_table_of_misses() -> None:
+    """A selection the library gets all right (Anthropic's cases, none in known_misses)
+    ends with its score and ``0 missed``, and no table of missed cases."""
+    assert not any(c.provider == "anthropic" for c in CASES if c.id in MISSES)
+    out = io.StringIO()
+    assert main(["corpus", "--provider", "anthropic"], out) == 0
+    text = out.getvalue()
+    total = sum(c.provider == "anthropic" for c in CASES)
+    assert "missed case" not in text
+    assert text.splitlines()[-1].endswith(f": {total}/{total} (100%) right, 0 missed")

@@ -526,3 +526,19 @@ def test_anthropic_labels_with_an_error_code_and_with_no_body() -> None:
     assert (problem["code"], problem["retryable"]) == (expected.code, expected.retryable)
     assert problem["upstream"]["status"] == 503
     assert problem["upstream"]["request_id"] == "req_011CXmPTULN8bgXB7G5MDu9J"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'data: {"progress": 10}\n\ndata: {"progress": 20}\n\n',  # no provider's events
+        "event: ping\ndata: {}\n\n",  # a keep-alive alone
+    ],
+)
+def test_a_stream_with_no_error_event_or_stop_reason_is_not_recognised(text: str) -> None:
+    """Events pasted alone (constructed: of no provider's protocol) that carry no error event
+    and state no stop reason: their 200 says nothing failed, so exit 3, no code guessed."""
+    status, out, err = classify(text)
+    assert (status, out) == (3, "")
+    assert "stream's events" in err
+    assert "with no error event or stop reason" in err
