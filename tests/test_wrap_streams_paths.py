@@ -355,3 +355,31 @@ def test_a_gemini_stream_with_no_chunk_is_an_invalid_response(mode: str) -> None
     assert isinstance(err, UpstreamInvalidResponseError), repr(err)
     assert "before its first chunk" in str(err)
     assert stream_of(err)["chunks"] == 0
+
+
+def test_stream_text_keeps_the_first_bytes_of_a_cut_streams_text() -> None:
+    """``wrap(client, stream_text=N)``: the cut stream's error keeps the first N bytes of the
+    output text that reached the caller, nothing after them; by default none. The stream is
+    the recorded Anthropic text one, cut in its text (framing constructed)."""
+    events = [text for text in lines("anthropic-text") if '"message_delta"' not in text]
+    pieces = sse(events[:-1], named=True)  # no stop reason, no message_stop
+    said = "".join(
+        json.loads(text)["delta"].get("text", "")
+        for text in events
+        if '"content_block_delta"' in text
+    )
+    assert len(said.encode()) > 16
+
+    def cut_error(client: Any) -> BaseException | None:
+        create = client.messages.create
+        return caught(
+            lambda: list(create(model="m", max_tokens=64, messages=MESSAGES, stream=True))
+        )
+
+    kept = cut_error(wrap(anthropic_client(pieces, "sync"), stream_text=16))
+    assert isinstance(kept, UpstreamInvalidResponseError), repr(kept)
+    assert stream_of(kept)["text"] == said.encode()[:16].decode()
+    assert stream_of(kept)["output_chars"] == len(said)
+    quiet = cut_error(wrap(anthropic_client(pieces, "sync")))
+    assert isinstance(quiet, UpstreamInvalidResponseError)
+    assert "text" not in stream_of(quiet)
