@@ -20,6 +20,7 @@ import pytest
 from google import genai
 
 from normalize_errors import (
+    HarnessError,
     OutputTruncatedError,
     UpstreamInvalidResponseError,
     UpstreamUnavailableError,
@@ -398,6 +399,6 @@ def test_a_guardrail_that_intervened_in_a_native_invoke_stream() -> None:
         "amazon-bedrock-invocationMetrics": {"inputTokenCount": 5},
     }
     seen, err = drained(invoke_stream([*frames[:-1], event("chunk", {"bytes": _b64(last)})]))
-    assert err is not None
+    assert isinstance(err, HarnessError), repr(err)
     assert valid(err.problem).code == "policy.guardrail_triggered"
     assert len(seen) == len(frames)
