@@ -260,3 +260,39 @@ def test_a_wrapped_streams_class_cannot_be_called() -> None:
     )
     with pytest.raises(TypeError, match="made by wrap"):
         type(stream)()
+
+
+def test_a_provider_that_names_no_adapter_leaves_results_to_the_sdks_reader() -> None:
+    """``wrap(client, provider="my-gateway")`` (a gateway's name, or an OpenAI-compatible
+    vendor's with no adapter of its own): results are read by the SDK's own adapter, as
+    ``from_response`` ignores such a name. A success comes back; the shipped
+    ``openai/finish_length_200`` answer is ``output.truncated``; a cut stream (the recorded
+    Azure chat stream without its finish and ``[DONE]``: constructed) raises at its end.
+    Before, every successful call raised ``ValueError: unknown provider`` and a stream was
+    only counted, its cut never raised."""
+    status, headers, body = recorded("openai", "finish_length_200")
+    truncated = json.loads(body)
+
+    def answer(request: Any) -> Any:
+        return http_library("openai").Response(status, headers=headers, content=body)
+
+    client = wrap(openai_client(answer), provider="my-gateway")
+    with pytest.raises(OutputTruncatedError):
+        client.chat.completions.create(model="m", messages=MESSAGES)
+    whole = {**truncated, "choices": [{**truncated["choices"][0], "finish_reason": "stop"}]}
+
+    def whole_answer(request: Any) -> Any:
+        return http_library("openai").Response(200, headers=headers, content=json.dumps(whole))
+
+    result = wrap(openai_client(whole_answer), provider="my-gateway").chat.completions.create(
+        model="m", messages=MESSAGES
+    )
+    assert result.choices[0].finish_reason == "stop"
+    chat = lines("openai-chat-azure-text")
+    cut = [text for text in chat if '"finish_reason":"stop"' not in text][:3]
+    streamed = wrap(stream_client("openai", sse(cut)), provider="my-gateway")
+    seen: list[Any] = []
+    with pytest.raises(HarnessError) as caught:
+        seen.extend(streamed.chat.completions.create(model="m", messages=MESSAGES, stream=True))
+    assert caught.value.problem.code == "upstream.invalid_response"
+    assert len(seen) == len(cut)
