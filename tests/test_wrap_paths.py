@@ -11,6 +11,7 @@ says so, a constructed body (a non-JSON body: only that it is not JSON matters).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from typing import Any
 
@@ -120,17 +121,23 @@ def anthropic_async(handler: Any) -> Any:
     )
 
 
+async def parsed(raw: Any) -> Any:
+    """``raw.parse()``, awaited where it is a coroutine (anthropic 2.x's ``AsyncAPIResponse``;
+    the older lines give a ``LegacyAPIResponse`` whose ``parse()`` is not)."""
+    value = raw.parse()
+    return await value if inspect.isawaitable(value) else value
+
+
 def test_an_async_raw_response_whose_parse_fails_is_the_callers_to_parse() -> None:
-    """The async twin, where ``parse()`` is a coroutine (anthropic's ``AsyncAPIResponse``):
-    the raw response comes back; the caller's ``await raw.parse()`` raises as the SDK's."""
+    """The async twin (anthropic's async client; from anthropic 2.x its ``parse()`` is a
+    coroutine): the raw response comes back; the caller's parse raises as the SDK's."""
 
     async def run(client: Any) -> BaseException:
         raw = await client.messages.with_raw_response.create(
             model="m", max_tokens=64, messages=MESSAGES
         )
-        assert type(raw).__name__ == "AsyncAPIResponse"
         with pytest.raises(json.JSONDecodeError) as caught:
-            await raw.parse()
+            await parsed(raw)
         return caught.value
 
     wrapped = asyncio.run(run(wrap(anthropic_async(not_json))))
@@ -151,7 +158,7 @@ def test_an_unchecked_async_raw_response_is_not_parsed() -> None:
         raw = await client.messages.with_raw_response.create(
             model="m", max_tokens=64, messages=MESSAGES
         )
-        return await raw.parse()
+        return await parsed(raw)
 
     assert asyncio.run(run(False)).stop_reason == "max_tokens"
     with pytest.raises(OutputTruncatedError):  # checked, the same answer raises at the call
@@ -162,8 +169,8 @@ def test_an_unchecked_async_raw_response_is_not_parsed() -> None:
 def test_a_streamed_raw_response_is_returned_unchecked(mode: str) -> None:
     """``with_raw_response.create(stream=True)``: ``parse()`` gives a stream, which is not a
     result to check; the raw response comes back as the SDK's, its stream whole (openai's
-    sync client; anthropic's async one, whose ``parse()`` is a coroutine). The streams are the
-    recorded ones of tests/recorded_streams (framing constructed: tests/stream_shapes)."""
+    sync client; anthropic's async one). The streams are the recorded ones of
+    tests/recorded_streams (framing constructed: tests/stream_shapes)."""
     if mode == "sync":
         pieces = sse(lines("openai-chat-azure-text"), done=True)
         create = wrap(stream_client("openai", pieces)).chat.completions.with_raw_response.create
@@ -178,31 +185,52 @@ def test_a_streamed_raw_response_is_returned_unchecked(mode: str) -> None:
         raw = await client.messages.with_raw_response.create(
             model="m", max_tokens=64, messages=MESSAGES, stream=True
         )
-        return [event async for event in await raw.parse()]
+        return [event async for event in await parsed(raw)]
 
     events = asyncio.run(aread())
     assert [event.type for event in events][-1] == "message_stop"
     assert len(events) == len(recorded_events)
 
 
+def as_the_sdk_lets_it(run: Any) -> None:
+    """``run(wrapped)`` raises what ``run(plain)`` raises, read as the wrapper reads it: the
+    application's own exception, when the SDK lets it through (openai 2.x and later), comes
+    out untouched; turned by the SDK into its own error (openai 1.x's
+    ``APIConnectionError``), it comes out typed, as that error's drop-in."""
+    plain = caught(lambda: run(lambda made: made))
+    wrapped = caught(lambda: run(wrap))
+    assert plain is not None
+    if isinstance(plain, AppError):
+        assert isinstance(wrapped, AppError), repr(wrapped)
+        assert not isinstance(wrapped, HarnessError)
+    else:
+        assert isinstance(wrapped, HarnessError), repr(wrapped)
+        assert isinstance(wrapped, type(plain))
+
+
+def caught(call: Any) -> BaseException | None:
+    try:
+        call()
+    except Exception as exc:
+        return exc
+    return None
+
+
 def test_the_applications_own_error_from_an_async_call_passes_through() -> None:
     """An async call whose transport (the application's) raises its own exception: the same
-    object comes out, untyped (as sync calls do, see tests/test_wrap.py)."""
+    exception comes out as without the wrapper (as sync calls do, see tests/test_wrap.py),
+    through a method that returns an awaitable (``create``) and a coroutine function
+    (``models.retrieve``)."""
 
-    async def run() -> None:
-        client = wrap(openai_client(app_failure, asynchronous=True))
-        await client.chat.completions.create(model="m", messages=MESSAGES)
+    def create(wrapper: Any) -> None:
+        client = wrapper(openai_client(app_failure, asynchronous=True))
+        asyncio.run(client.chat.completions.create(model="m", messages=MESSAGES))
 
-    with pytest.raises(AppError) as caught:
-        asyncio.run(run())
-    assert not isinstance(caught.value, HarnessError)
+    def retrieve(wrapper: Any) -> None:
+        asyncio.run(wrapper(openai_client(app_failure, asynchronous=True)).models.retrieve("m"))
 
-    async def arun() -> None:  # models.retrieve is a coroutine function (create is not)
-        await wrap(openai_client(app_failure, asynchronous=True)).models.retrieve("m")
-
-    with pytest.raises(AppError) as caught:
-        asyncio.run(arun())
-    assert not isinstance(caught.value, HarnessError)
+    as_the_sdk_lets_it(create)
+    as_the_sdk_lets_it(retrieve)
 
 
 def test_an_async_openai_raw_response_is_checked_when_awaited() -> None:
@@ -223,31 +251,35 @@ def test_an_async_openai_raw_response_is_checked_when_awaited() -> None:
 
 
 def test_the_applications_own_error_from_an_awaited_paginator_passes_through() -> None:
-    """``await client.models.list()`` (an ``AsyncPaginator``, awaited through the wrapper):
-    the application's exception comes out as it was raised."""
+    """``await client.models.list()`` (an ``AsyncPaginator``, awaited through the wrapper)."""
 
-    async def run() -> None:
-        await wrap(openai_client(app_failure, asynchronous=True)).models.list()
+    async def listed(client: Any) -> None:
+        await client.models.list()
 
-    with pytest.raises(AppError):
-        asyncio.run(run())
+    as_the_sdk_lets_it(
+        lambda wrapper: asyncio.run(listed(wrapper(openai_client(app_failure, asynchronous=True))))
+    )
 
 
 def test_the_applications_own_error_entering_a_stream_manager_passes_through() -> None:
     """``with client.chat.completions.stream(...)`` sends the request when entered: the
     application's exception from its transport comes out of ``__enter__`` and
-    ``__aenter__`` untouched."""
-    with pytest.raises(AppError):  # noqa: SIM117 - the manager is what is entered
-        with wrap(openai_client(app_failure)).chat.completions.stream(model="m", messages=MESSAGES):
+    ``__aenter__`` as without the wrapper."""
+
+    def enter(wrapper: Any) -> None:
+        with wrapper(openai_client(app_failure)).chat.completions.stream(
+            model="m", messages=MESSAGES
+        ):
             pass
 
-    async def run() -> None:
-        client = wrap(openai_client(app_failure, asynchronous=True))
+    async def aenter(client: Any) -> None:
         async with client.chat.completions.stream(model="m", messages=MESSAGES):
             pass
 
-    with pytest.raises(AppError):
-        asyncio.run(run())
+    as_the_sdk_lets_it(enter)
+    as_the_sdk_lets_it(
+        lambda wrapper: asyncio.run(aenter(wrapper(openai_client(app_failure, asynchronous=True))))
+    )
 
 
 def test_a_wrapped_streams_class_cannot_be_called() -> None:
