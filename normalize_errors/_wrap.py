@@ -69,7 +69,7 @@ from ._wrap_kinds import (
     STREAM,
     kind_of,
 )
-from .providers import PROVIDERS
+from .providers import NAMES, PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
 __all__ = ["typed_error", "wrap"]
@@ -189,9 +189,12 @@ class _Options:
         library = provider_of_module(getattr(type(client), "__module__", None))
         self.sdk = library is not None
         self.http = library == "http"
-        # who reads its results: the provider given, else the SDK's own adapter (its results
-        # are its own types, which route there), found once here instead of at every result
-        self.reader = provider or (library if self.sdk and not self.http else None)
+        # who reads its results: the provider given when it names an adapter (another name,
+        # a gateway's, is ignored here as ``from_response`` ignores it), else the SDK's own
+        # adapter (its results are its own types, which route there), found once here
+        # instead of at every result
+        named = provider if provider in NAMES else None
+        self.reader = named or (library if self.sdk and not self.http else None)
 
     @property
     def max_attempts(self) -> int | None:
@@ -702,7 +705,9 @@ def wrap(
             ``bedrock-runtime`` client (whose ``converse`` results are plain dicts: checked
             as they are; the event ``stream`` of its streaming calls is wrapped in place).
         provider: the provider name, when the library should not work it out (an
-            OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
+            OpenAI-compatible server reached through the ``openai`` client is ``"openai"``);
+            a name that is no adapter's (a gateway's) is ignored, as ``from_response``
+            ignores it: the SDK's own adapter reads the results.
         check: run ``check()`` on every result and at the end of every stream, raising the
             typed error of a failure stop reason, and ``upstream.invalid_response`` for a
             stream that ended before its terminal event (``True``, the default); ``False``

@@ -92,11 +92,8 @@ class _Watch:
             from .providers._routing import adapter, provider_of_object
 
             name = self.provider(target) or provider_of_object(chunk)
-            if name is not None:
-                try:
-                    state = adapter(name).stream_state(chunk, options.stream_text)
-                except Exception:  # a first chunk no machine can read: counted only
-                    state = None
+            if name is not None:  # every adapter's stream_state takes any first chunk
+                state = adapter(name).stream_state(chunk, options.stream_text)
         if state is None:
             state = StreamState(options.stream_text)
         self.state = state

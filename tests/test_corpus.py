@@ -8,6 +8,7 @@ URLs (GitHub files pinned to a commit), and every case is run: a case outside
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -249,3 +250,71 @@ def test_the_loader_checks_ids_as_the_schema_does(case_id: str, valid: bool) -> 
     pattern = SCHEMA["properties"]["id"]["pattern"]
     assert bool(jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(case_id)) is valid
     assert corpus._valid_id(case_id) is valid
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("id", 7),
+        ("id", "OpenAI-Upper"),
+        ("kind", "websocket"),
+        ("status", 99),
+        ("status", "429"),
+        ("headers", {"Content-Type": "application/json"}),  # header names are lower case
+        ("headers", {"retry-after": 30}),
+        ("expected_retryable", "yes"),
+        ("expected_model_recoverable", 1),
+        ("expected_retry_after", True),
+        ("expected_retry_after", "30"),
+        ("also_accept", "upstream.timeout"),
+        ("also_accept", [1]),
+        ("source", "http://example.com/not-https"),
+        ("notes", None),
+    ],
+)
+def test_the_loader_names_each_malformed_field(tmp_path: Any, field: str, value: Any) -> None:
+    """A case whose field breaks the schema is refused, naming its file, line and field; the
+    schema refuses the same line (the loader and the schema agree)."""
+    data = json.loads(next(iter(lines()))[2])
+    data[field] = value
+    assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(data)
+    (tmp_path / "a.jsonl").write_text(json.dumps(data) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^a\.jsonl:1: malformed {field}$"):
+        corpus.load(tmp_path)
+
+
+def test_the_loader_refuses_a_line_that_is_no_object(tmp_path: Any) -> None:
+    (tmp_path / "a.jsonl").write_text("[1, 2]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^a\.jsonl:1: not a JSON object$"):
+        corpus.load(tmp_path)
+
+
+def test_a_wrong_model_recoverable_is_named_and_a_non_json_answer_is_read_raw() -> None:
+    """``judge`` names each member that differs, ``model_recoverable`` included (no shipped
+    case states one: the corpus's first case is given the answer the library does not give,
+    then the one it gives); a ``response`` case whose body is no JSON (a gateway's HTML page)
+    is read as the raw response it is."""
+    case = CASES[0]
+    err = corpus.run(case)
+    assert isinstance(err.model_recoverable, bool)
+    assert corpus.judge(case, err).right
+    turned = dataclasses.replace(case, expected_model_recoverable=not err.model_recoverable)
+    result = corpus.judge(turned, corpus.run(turned))
+    assert (result.right, result.wrong) == (False, ("model_recoverable",))
+    same = dataclasses.replace(case, expected_model_recoverable=err.model_recoverable)
+    assert corpus.judge(same, corpus.run(same)).right
+    page = next(c for c in CASES if c.kind == "http" and c.body.lstrip().startswith("<"))
+    as_response = dataclasses.replace(page, kind="response")
+    assert corpus.run(as_response).code == corpus.run(page).code
+
+
+def test_the_cli_report_with_no_miss_has_no_table_of_misses() -> None:
+    """A selection the library gets all right (Anthropic's cases, none in known_misses)
+    ends with its score and ``0 missed``, and no table of missed cases."""
+    assert not any(c.provider == "anthropic" for c in CASES if c.id in MISSES)
+    out = io.StringIO()
+    assert main(["corpus", "--provider", "anthropic"], out) == 0
+    text = out.getvalue()
+    total = sum(c.provider == "anthropic" for c in CASES)
+    assert "missed case" not in text
+    assert text.splitlines()[-1].endswith(f": {total}/{total} (100%) right, 0 missed")

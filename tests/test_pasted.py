@@ -472,3 +472,73 @@ def test_the_exceptions_of_a_traceback_are_read_apart() -> None:
         [("ValueError", "y")],
         [("KeyError", "'k'"), ("RuntimeError", "first line\nsecond line\na note")],
     ]
+
+
+def anthropic_raised(status: int, body: bytes, headers: dict[str, str]) -> Exception:
+    """The exception the real anthropic client raises for an answer of ``status``."""
+    anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK")
+    from normalize_errors._replay_calls import http_library
+
+    http = http_library("anthropic")
+
+    def answer(request: Any) -> Any:
+        return http.Response(status, headers=headers, content=body)
+
+    client = anthropic.Anthropic(
+        api_key="sk-ant-test",
+        max_retries=0,
+        http_client=http.Client(transport=http.MockTransport(answer)),
+    )
+    try:
+        client.messages.create(
+            model="m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
+        )
+    except Exception as exc:  # the test reads what the SDK raised
+        return exc
+    raise AssertionError("the SDK raised nothing")
+
+
+def test_anthropic_labels_with_an_error_code_and_with_no_body() -> None:
+    """Two more of anthropic 2.17's printed forms, each the real SDK's line: the labels
+    carry ``error_code`` (the shipped spend-cap cassette), which is put back in the body's
+    ``error.details`` and read as the exception is; an answer with no body (an empty 503,
+    constructed: a proxy's) prints ``503 status code (no body) (...)``, read as the empty
+    response it was."""
+    exc = sdk_exception("anthropic/spend_cap_429_enforced_spend_limit.yaml")
+    line = traceback.format_exception_only(exc)[-1]
+    if "(error_code: " not in line:
+        pytest.skip(f"this anthropic prints its errors otherwise: {line[:80]}")
+    status, out, _ = classify(line)
+    assert status == 0
+    problem = json.loads(out)
+    expected = normalize(exc)
+    assert (problem["code"], problem["retryable"]) == (expected.code, expected.retryable)
+    assert problem["upstream"]["request_id"] == expected.upstream["request_id"]
+    assert expected.upstream["details"] == {"error_code": "enforced_spend_limit_reached"}
+    assert problem["upstream"]["details"] == expected.upstream["details"]
+    empty = anthropic_raised(503, b"", {"request-id": "req_011CXmPTULN8bgXB7G5MDu9J"})
+    line = traceback.format_exception_only(empty)[-1]
+    assert "503 status code (no body) (request_id: req_011CXmPTULN8bgXB7G5MDu9J" in line
+    status, out, _ = classify(line)
+    assert status == 0
+    problem = json.loads(out)
+    expected = normalize(empty)
+    assert (problem["code"], problem["retryable"]) == (expected.code, expected.retryable)
+    assert problem["upstream"]["status"] == 503
+    assert problem["upstream"]["request_id"] == "req_011CXmPTULN8bgXB7G5MDu9J"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'data: {"progress": 10}\n\ndata: {"progress": 20}\n\n',  # no provider's events
+        "event: ping\ndata: {}\n\n",  # a keep-alive alone
+    ],
+)
+def test_a_stream_with_no_error_event_or_stop_reason_is_not_recognised(text: str) -> None:
+    """Events pasted alone (constructed: of no provider's protocol) that carry no error event
+    and state no stop reason: their 200 says nothing failed, so exit 3, no code guessed."""
+    status, out, err = classify(text)
+    assert (status, out) == (3, "")
+    assert "stream's events" in err
+    assert "with no error event or stop reason" in err

@@ -444,3 +444,31 @@ def test_async_retrying_the_same_drop_in_each_attempt() -> None:
     assert top.to_dict()["attempts"] == 2
     assert len(top.to_dict()["causes"]) == 1
     assert err.to_dict() == before
+
+
+def test_async_retrying_raises_an_error_it_does_not_retry_at_once() -> None:
+    """AsyncOpenAI answered with the shipped ``openai/invalid_api_key_401`` cassette: a wrong
+    key is not retried: one request, the error raised as it came (its attempts counted);
+    the async policy refuses ``idempotent`` with ``non_idempotent`` as the sync one does."""
+    http = http_library("openai")
+    served = Served(http, ("openai", "invalid_api_key_401"), OK)
+    client = openai.AsyncOpenAI(
+        api_key="sk-test",
+        max_retries=0,
+        http_client=http.AsyncClient(transport=served.async_transport()),
+    )
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async def main() -> Any:
+        policy = async_retrying(attempts=3, sleep=sleep)
+        return await policy(client.chat.completions.create, model="m", messages=MESSAGES)
+
+    err = valid(raised(lambda: asyncio.run(main())))
+    assert err.code == "upstream.authentication_failed"
+    assert not err.retryable
+    assert (served.requests, sleeps, err.attempts) == (1, [], 1)
+    with pytest.raises(ValueError, match="not both"):
+        async_retrying(idempotent=True, non_idempotent=True)

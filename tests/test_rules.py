@@ -171,6 +171,7 @@ def test_a_table_is_indexed_when_it_is_made_and_nothing_is_kept_per_failure() ->
     assert isinstance(table, _rules.Table)
     assert list(table) == list(table.rows)
     assert len(table) == len(table.rows)
+    assert repr(table) == f"Table({len(table.rows)} rows)"  # its size, none of its rows
     for n in range(600):
         body = json.dumps({"error": {"message": "bad", "code": f"made_up_{n}"}})
         err = from_response(400, {}, body, provider="openai")

@@ -15,6 +15,7 @@ shape must end quietly.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, NamedTuple
 
 import anthropic
@@ -467,3 +468,27 @@ def test_openai_helpers_final_reads_raise_the_cut() -> None:
         wrap(client("openai", responses_cut)).responses.stream(model="m", input="Hi") as resp,
     ):
         resp.get_final_response()
+
+
+ANTHROPIC_THINKING = lines("anthropic-thinking")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_thinking_stream_whole_and_cut_in_its_thinking(mode: str) -> None:
+    """The recorded extended-thinking stream (a ``thinking`` block, an empty thinking delta,
+    its ``signature_delta``, then a text block that opens empty): whole, it ends quietly (the
+    connection lost after ``message_stop`` too); cut after the thinking block, before the
+    text, it is the cut, and the thinking that came is counted as output that reached the
+    caller (the signature is not output)."""
+    pieces = sse(ANTHROPIC_THINKING, named=True)
+    seen, err = wrapped_until_error(MESSAGES_API, pieces, mode, broken=True)
+    assert err is None, repr(err)
+    assert len(seen) == len(plain_events(MESSAGES_API, pieces, mode))
+    deltas = [json.loads(text)["delta"] for text in ANTHROPIC_THINKING if "_delta" in text]
+    thinking = "".join(delta.get("thinking", "") for delta in deltas)
+    cut = first(ANTHROPIC_THINKING, '"signature_delta"') + 2  # up to the thinking block's stop
+    seen, err = wrapped_until_error(MESSAGES_API, sse(ANTHROPIC_THINKING[:cut], named=True), mode)
+    assert isinstance(err, UpstreamInvalidResponseError), repr(err)
+    summary = stream_of(err)
+    assert (summary["output_chars"], summary["terminal"]) == (len(thinking), False)
+    assert summary["chunks"] == len(seen)

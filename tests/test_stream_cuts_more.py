@@ -19,7 +19,14 @@ import httpx
 import pytest
 from google import genai
 
-from normalize_errors import UpstreamInvalidResponseError, UpstreamUnavailableError, wrap
+from normalize_errors import (
+    HarnessError,
+    OutputTruncatedError,
+    UpstreamInvalidResponseError,
+    UpstreamUnavailableError,
+    corpus,
+    wrap,
+)
 
 from .stream_shapes import bedrock_frames, first, lines, serve_bedrock, sse, transport
 from .support import is_instance, stream_of, valid
@@ -311,3 +318,87 @@ def test_an_invoke_model_stream_of_claude_events_cut_and_whole() -> None:
     seen, err = drained(invoke(frames[:5]))
     assert isinstance(err, UpstreamInvalidResponseError), repr(err)
     assert (stream_of(err)["api"], stream_of(err)["chunks"]) == ("invoke", 5)
+
+
+# -- InvokeModelWithResponseStream of the families with a body of their own -------------------
+
+
+def native_frames(case_id: str, stop: str | None = None) -> list[bytes]:
+    """A native family's InvokeModelWithResponseStream as Bedrock streams it, from a corpus
+    case (a verbatim InvokeModel body of a recorded cassette, its source in the corpus): its
+    text in three ``chunk``s, the last one with the body's stop reason (or ``stop``) and
+    Bedrock's ``amazon-bedrock-invocationMetrics``. The split, the stop given and the
+    metrics' figures are constructed; the members are the family's own."""
+    from .providers.test_bedrock import _b64, event
+
+    body = json.loads(next(c for c in corpus.load() if c.id == case_id).body)
+    listed = "outputs" in body
+    whole = body["outputs"][0] if listed else body
+    text, reason = whole["text" if listed else "generation"], whole["stop_reason"]
+    cut = len(text) // 3
+    pieces = [text[:cut], text[cut : 2 * cut], text[2 * cut :]]
+    chunks = []
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        said = stop or reason if last else None
+        item: dict[str, Any] = (
+            {"outputs": [{"text": piece, "stop_reason": said}]}
+            if listed
+            else {"generation": piece, "stop_reason": said}
+        )
+        if last:
+            item["amazon-bedrock-invocationMetrics"] = {"inputTokenCount": 5}
+        chunks.append(event("chunk", {"bytes": _b64(item)}))
+    return chunks
+
+
+def invoke_stream(frames: list[bytes]) -> Any:
+    from .providers.test_bedrock import MODEL
+
+    bedrock = bedrock_client()
+    serve_bedrock(bedrock, frames)
+    return wrap(bedrock).invoke_model_with_response_stream(modelId=MODEL, body=b"{}")["body"]
+
+
+NATIVE_STREAMS = ["bedrock-otel-meta-llama-stop-length-2", "bedrock-otel-mistral-stop-length"]
+
+
+@pytest.mark.parametrize("case_id", NATIVE_STREAMS)
+def test_a_native_invoke_stream_is_judged_by_its_familys_stop_reason(case_id: str) -> None:
+    """Meta Llama's (``generation``) and Mistral's (``outputs``) streams: a ``length`` stop
+    is ``output.truncated`` once every chunk has come, its text counted; a ``stop`` ends the
+    stream quietly; cut before the stop chunk, it is ``upstream.invalid_response``."""
+    frames = native_frames(case_id)
+    seen, err = drained(invoke_stream(frames))
+    assert is_instance(err, OutputTruncatedError), repr(err)
+    assert len(seen) == len(frames)
+    summary = stream_of(err)
+    assert (summary["api"], summary["terminal"]) == ("invoke", True)
+    body = json.loads(next(c for c in corpus.load() if c.id == case_id).body)
+    text = body["outputs"][0]["text"] if "outputs" in body else body["generation"]
+    assert summary["output_chars"] == len(text)
+    seen, err = drained(invoke_stream(native_frames(case_id, stop="stop")))
+    assert err is None, err
+    assert len(seen) == len(frames)
+    seen, err = drained(invoke_stream(frames[:2]))
+    assert is_instance(err, UpstreamInvalidResponseError), repr(err)
+    assert (stream_of(err)["chunks"], stream_of(err)["terminal"]) == (2, False)
+
+
+def test_a_guardrail_that_intervened_in_a_native_invoke_stream() -> None:
+    """Bedrock's ``amazon-bedrock-guardrailAction: INTERVENED`` on a native family's last
+    chunk (added to the Llama case's stream: constructed) is ``policy.guardrail_triggered``,
+    whatever stop reason the model gave."""
+    from .providers.test_bedrock import _b64, event
+
+    frames = native_frames("bedrock-otel-meta-llama-stop-length-2", stop="stop")
+    last = {
+        "generation": "",
+        "stop_reason": "stop",
+        "amazon-bedrock-guardrailAction": "INTERVENED",
+        "amazon-bedrock-invocationMetrics": {"inputTokenCount": 5},
+    }
+    seen, err = drained(invoke_stream([*frames[:-1], event("chunk", {"bytes": _b64(last)})]))
+    assert isinstance(err, HarnessError), repr(err)
+    assert valid(err.problem).code == "policy.guardrail_triggered"
+    assert len(seen) == len(frames)

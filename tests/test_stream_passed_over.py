@@ -174,3 +174,23 @@ def test_the_watch_keeps_no_passed_over_event_once_a_chunk_has_come() -> None:
         anthropic_over(corpus_body("sub2api-stream-error-frame-no-event-line")), check=False
     )
     assert read_all(unchecked, False) == []
+
+
+def test_only_the_last_64_events_passed_over_are_kept() -> None:
+    """A relay's bare ``data:`` events before any chunk are kept to be read at the end, the
+    last 64 of them (a stream's stop reason is in its last events): 70 ``ping`` events
+    (Anthropic's keep-alive; their number constructed) before the refusal case's event,
+    which is still read at the end, and the watch held no more than 64 of them."""
+    refusal = corpus_body("litellm-proxy-anthropic-stream-refusal")
+    body = b'data: {"type": "ping"}\n\n' * 70 + refusal
+    stream = wrap(anthropic_over(body)).messages.create(
+        model="m", max_tokens=64, messages=MESSAGES, stream=True
+    )
+    watch = stream._iterator.gi_frame.f_locals["watch"]  # the wrapper's generator, unstarted
+    err = raised(lambda: list(stream))
+    assert isinstance(err, HarnessError), err
+    assert err.problem.code == "policy.model_refusal"
+    assert watch.passed is not None
+    assert len(watch.passed) == 64
+    assert '"refusal"' in watch.passed[-1]
+    assert all('"ping"' in data for data in watch.passed[:-1])

@@ -261,3 +261,13 @@ def test_a_recorded_body_s_done_line_ends_a_chat_stream() -> None:
     assert cut.code == "upstream.invalid_response"
     assert diagnose_stream(body + "data: [DONE]\n\n", provider="openai") is None
     assert diagnose_stream(body.encode() + b"data: [DONE]\n\n") is None
+
+
+@pytest.mark.parametrize("name", ["anthropic", "google", "openai", "bedrock", "cohere"])
+def test_a_stream_with_no_chunk_states_nothing_for_any_provider(name: str) -> None:
+    """``diagnose_stream`` of no chunk at all (a list or an exhausted iterator) is ``None``
+    for every provider's reader: nothing came to judge (a wrapped stream with no chunk is
+    judged by its watch, ``upstream.invalid_response``: see tests/test_wrap_streams_paths)."""
+    assert diagnose_stream([], provider=name) is None
+    assert diagnose_stream(iter(()), provider=name) is None
+    assert adapter(name).diagnose_stream([], None) is None

@@ -12,6 +12,7 @@ exports:
 * ``diagnose_stream(chunks, tools)``: the same for the chunks of a finished stream;
 * ``stream_state(first, keep_text)``: the state machine of a stream whose first chunk is
   ``first`` (``normalize_errors._stream_state``), fed each chunk a wrapped stream yields;
+  it takes any first chunk, never raising;
 * ``TABLE``: the mapping, as rows the docs print; and, where the vendor has them, ``CLASSES``
   (its SDK's exception classes) and ``STOP_REASONS`` (the stop reasons of a result), which the
   provider pages print too.

@@ -168,9 +168,4 @@ class MessagesState(StreamState):
         return found
 
 
-def stream_state(first: Any, keep_text: int = 0) -> StreamState:
-    """The state machine of an Anthropic stream (Messages events, or legacy completions)."""
-    return MessagesState(keep_text)
-
-
-__all__ = ["MessagesState", "stream_state"]
+__all__ = ["MessagesState"]

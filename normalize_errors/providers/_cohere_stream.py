@@ -116,9 +116,4 @@ class ChatStreamState(StreamState):
         return found
 
 
-def stream_state(first: Any, keep_text: int = 0) -> StreamState:
-    """The state machine of a Cohere chat stream."""
-    return ChatStreamState(keep_text)
-
-
-__all__ = ["ChatStreamState", "stream_state"]
+__all__ = ["ChatStreamState"]

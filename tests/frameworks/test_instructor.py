@@ -135,3 +135,56 @@ def test_a_budget_that_cannot_be_enforced_is_an_internal_error() -> None:
     err = create("tool_call_arguments_truncated_json", token_budget=10)
     assert (err.code, err.retryable) == ("harness.internal_error", False)
     assert err.upstream["exception"].endswith("TokenUsageUnavailableError")
+
+
+def test_a_text_answer_where_a_tool_call_was_asked_is_malformed_each_time() -> None:
+    """In instructor's TOOLS mode, an answer of text with no tool call (the shipped
+    ``openai/finish_length_200`` answer, its ``finish_reason`` turned to ``stop``:
+    constructed) fails to parse (instructor's ``ResponseParsingError``) on every attempt:
+    ``output.retries_exhausted``, each cause ``output.malformed`` with instructor's words and
+    the model's feedback."""
+    import json
+
+    http = http_library("openai")
+    _, headers, body = recorded("openai", "finish_length_200")
+    answer_ = json.loads(body)
+    answer_["choices"][0]["finish_reason"] = "stop"
+
+    def answer(request: Any) -> Any:
+        return http.Response(200, headers=headers, content=json.dumps(answer_).encode())
+
+    client = instructor.from_openai(
+        openai.OpenAI(
+            api_key="sk-test",
+            max_retries=0,
+            http_client=http.Client(transport=http.MockTransport(answer)),
+        )
+    )
+    exc = raised(
+        lambda: client.chat.completions.create(
+            model="gpt-4o-mini",
+            response_model=Person,
+            max_retries=2,
+            messages=[{"role": "user", "content": "hi"}],
+        )
+    )
+    err = valid(normalize(exc))
+    assert (err.code, err.attempts) == ("output.retries_exhausted", 3)  # 1 + max_retries
+    assert [c.code for c in err.causes] == ["output.malformed"] * 3
+    assert [c.attempts for c in err.causes] == [3, 2, 1]
+    assert all("No tool calls" in (c.detail or "") for c in err.causes)
+    assert all(c.model_feedback for c in err.causes)
+
+
+def test_a_mode_the_client_cannot_use_is_an_internal_error() -> None:
+    """``instructor.from_openai(client, mode=Mode.ANTHROPIC_TOOLS)``: instructor's
+    ``ModeError``, the caller's own set-up: ``harness.internal_error``, never retried."""
+    exc = raised(
+        lambda: instructor.from_openai(
+            openai.OpenAI(api_key="sk-test"), mode=instructor.Mode.ANTHROPIC_TOOLS
+        )
+    )
+    assert type(exc).__name__ == "ModeError"
+    err = valid(normalize(exc))
+    assert (err.code, err.retryable) == ("harness.internal_error", False)
+    assert "anthropic_tools" in (err.detail or "")

@@ -247,3 +247,34 @@ def test_the_record_command_writes_no_secret(
     out = io.StringIO()
     assert main(["record", "--out", str(tmp_path / "out"), str(script), origin], out) == 0
     _assert_clean(sorted((tmp_path / "out").rglob("*.yaml")))
+
+
+def test_verbatim_responses_keep_a_quoted_body_and_still_refuse_a_key() -> None:
+    """``cassette_text(verbatim_responses=True)`` (``scripts/record.py`` serving a body quoted
+    from a public source) writes the response body as it was quoted, where the default
+    redacts what looks secret in it; the request is redacted either way, and a key-shaped
+    text is refused before anything is written. The body is constructed."""
+    body = '{"error": {"message": "password=hunter2 is not an API key"}}'
+    sent = Request("POST", "https://api.example.com/v1/x", b"password=hunter2", {})
+    item = {
+        "request": _scrub_request(sent)._to_dict(),
+        "response": {
+            "status": {"code": 400, "message": ""},
+            "headers": {},
+            "body": {"string": body},
+        },
+    }
+    redacted = yaml.safe_load(cassette_text({"name": "quoted"}, [item]))
+    verbatim = yaml.safe_load(cassette_text({"name": "quoted"}, [item], verbatim_responses=True))
+    assert "hunter2" not in redacted["interactions"][0]["response"]["body"]["string"]
+    assert verbatim["interactions"][0]["response"]["body"]["string"] == body
+    assert "hunter2" not in str(verbatim["interactions"][0]["request"])
+    keyed = {**item, "response": {**item["response"], "body": {"string": KEY_BODY}}}
+    with pytest.raises(ValueError, match="key-shaped"):
+        cassette_text({"name": "keyed"}, [keyed], verbatim_responses=True)
+
+
+KEY_BODY = (
+    '{"error": {"message": "Incorrect API key provided: '
+    'sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}}'
+)
