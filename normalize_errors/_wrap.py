@@ -146,6 +146,7 @@ class _Options:
         "dropin",
         "generating",
         "http",
+        "ledger",
         "provider",
         "reader",
         "sdk",
@@ -158,8 +159,11 @@ class _Options:
         client: Any,
         generating: bool = False,
         dropin: bool = True,
+        *,
+        ledger: Any = None,
     ) -> None:
         self.provider = provider
+        self.ledger = ledger
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
         self.client = client
@@ -182,7 +186,7 @@ class _Options:
 
     def _same(self, client: Any, generating: bool) -> _Options:
         check = self.codes if self.codes is not None else self.check
-        return _Options(self.provider, check, client, generating, self.dropin)
+        return _Options(self.provider, check, client, generating, self.dropin, ledger=self.ledger)
 
     def for_generation(self) -> _Options:
         """These options, for what a generating method returned."""
@@ -645,6 +649,9 @@ def _tools(kwargs: dict[str, Any]) -> Any:
 
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
     """The wrapper of one bound method of an SDK object."""
+    if options.ledger is not None and options.generating:  # walls and budgets around the call
+        made_by = options.reader or options.provider or "http"
+        method = options.ledger.guarded(method, options.client, made_by)
     if inspect.iscoroutinefunction(method):
 
         @functools.wraps(method)
@@ -712,6 +719,7 @@ def wrap(
     provider: str | None = None,
     check: bool | Collection[str] = True,
     dropin: bool = True,
+    ledger: Any = None,
 ) -> _T:
     """The same client, raising typed harness errors for every failure.
 
@@ -733,6 +741,9 @@ def wrap(
             meaning while ``err.problem`` and the other harness members give the harness
             view. ``False`` raises the plain harness errors, with the vendor exception as
             ``__cause__``, for code that wants no vendor semantics at all.
+        ledger: a ``normalize_errors.resilience.Ledger``: each generating call is checked
+            against the walls and budgets it holds before it is sent, and teaches it what
+            the response said (see ``normalize_errors.resilience``).
 
     Returns:
         A proxy with the same interface that type checkers see as the client's own type;
@@ -744,7 +755,7 @@ def wrap(
     """
     if isinstance(client, _NOT_CLIENTS) or inspect.ismodule(client):
         raise TypeError(_refusal(client))
-    options = _Options(provider, check, client, dropin=dropin)
+    options = _Options(provider, check, client, dropin=dropin, ledger=ledger)
     return cast("_T", _Proxy._ne_make(client, options))
 
 
