@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from normalize_errors import Quota, from_response, normalize
+from normalize_errors import _calendar as dates
 from normalize_errors import _walls as walls
 from normalize_errors._rules import retry_hint
 
@@ -244,12 +245,12 @@ def test_the_pacific_day_without_the_zone_database(
     zone database, on both sides of each change of clocks."""
     for hour in range(0, 24, 5):
         now = calendar.timegm((*day, hour, 17, 0))
-        expected = walls.next_midnight(now, "America/Los_Angeles")
-        month = walls.next_month(now, "America/Los_Angeles")
+        expected = dates.next_midnight(now, "America/Los_Angeles")
+        month = dates.next_month(now, "America/Los_Angeles")
         with monkeypatch.context() as patched:
-            patched.setattr(walls, "_zone", lambda name: None)
-            assert walls.next_midnight(now, "America/Los_Angeles") == expected
-            assert walls.next_month(now, "America/Los_Angeles") == month
+            patched.setattr(dates, "_zone", lambda name: None)
+            assert dates.next_midnight(now, "America/Los_Angeles") == expected
+            assert dates.next_month(now, "America/Los_Angeles") == month
         assert 0 < expected - now <= 25 * 3600
 
 
