@@ -433,22 +433,30 @@ class Ledger:
     # -- for wrap() -------------------------------------------------------------------------------
 
     def guarded(self, method: Callable[..., Any], client: Any, provider: str) -> Callable[..., Any]:
-        """``method`` (a generating method of ``client``) with the ledger's steps around it."""
+        """``method`` (a generating method of ``client``) with the ledger's steps around it.
+
+        An async client's methods are often plain functions that return a coroutine (openai's
+        and anthropic's ``create``): for those the steps run when the coroutine is awaited,
+        the request's moment, and a Redis round trip never runs on the event loop.
+        """
         listen(client)
         if inspect.iscoroutinefunction(method):
 
             async def acall(*args: Any, **kwargs: Any) -> Any:
                 ticket = await self.abefore(client, provider, kwargs)
-                with heard() as headers:
-                    try:
-                        result = await method(*args, **kwargs)
-                    except Exception as exc:
-                        await self.afailed(ticket, exc)
-                        raise
-                self._safely(self.succeeded, ticket, result, headers)
-                return result
+                return await self._awaited(ticket, method(*args, **kwargs))
 
             return acall
+        if _async_client(client):
+
+            def deferred(*args: Any, **kwargs: Any) -> Any:
+                result = method(*args, **kwargs)  # a coroutine: nothing is sent before it runs
+                if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
+                    return self._admitted_later(client, provider, kwargs, result)
+                self._at_once(client, provider, kwargs)  # a stream manager: sent on entering
+                return result
+
+            return deferred
 
         def call(*args: Any, **kwargs: Any) -> Any:
             ticket = self.before(client, provider, kwargs)
@@ -458,15 +466,13 @@ class Ledger:
                 except Exception as exc:
                     self._safely(self.failed, ticket, exc)
                     raise
-            if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-                return self._settled_later(ticket, result)
             self._safely(self.succeeded, ticket, result, headers)
             return result
 
         return call
 
-    async def _settled_later(self, ticket: _Ticket, awaitable: Any) -> Any:
-        """The result of a method that returned an awaitable, settled once it is awaited."""
+    async def _awaited(self, ticket: _Ticket, awaitable: Any) -> Any:
+        """The awaited result of an admitted call, settled; its failure recorded."""
         with heard() as headers:
             try:
                 result = await awaitable
@@ -475,3 +481,35 @@ class Ledger:
                 raise
         self._safely(self.succeeded, ticket, result, headers)
         return result
+
+    async def _admitted_later(
+        self, client: Any, provider: str, kwargs: Mapping[str, Any], awaitable: Any
+    ) -> Any:
+        """Admit the call when its coroutine is awaited; a refused one is closed unsent."""
+        try:
+            ticket = await self.abefore(client, provider, kwargs)
+        except BaseException:
+            close = getattr(awaitable, "close", None)
+            if callable(close):
+                close()  # never awaited, never sent, no warning
+            raise
+        return await self._awaited(ticket, awaitable)
+
+    def _at_once(self, client: Any, provider: str, kwargs: Mapping[str, Any]) -> None:
+        """An async client's call that returns no coroutine (a stream manager, sent when the
+        caller enters it): judged from what this process holds, with no round trip and no
+        wait on the event loop (a stale copy lets it go)."""
+        ticket = self._ticket(client, provider, kwargs)
+        store = self.store
+        if isinstance(store, SharedLedger):
+            found = store.peek(ticket.key.account.key, ticket.key.field, ticket.costs)
+        else:
+            found = store.admit(ticket.key.account.key, ticket.key.field, ticket.costs)
+        if found is not None:
+            self._judge(ticket, found, 0.0)
+
+
+def _async_client(client: Any) -> bool:
+    """Whether ``client`` is an async SDK client (its HTTP client sends with a coroutine)."""
+    send = getattr(type(getattr(client, "_client", None)), "send", None)
+    return inspect.iscoroutinefunction(send) or type(client).__name__.startswith("Async")
