@@ -34,6 +34,7 @@ Every input is read without raising: a value out of shape is no value. Numbers a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final
@@ -672,7 +673,9 @@ def budgets_of(headers: Any, now: float | None = None) -> list[Budget]:
     remaining count is left out; a remaining count over the limit is the limit.
     """
     lowered = headers if isinstance(headers, dict) else lower_headers(headers)
-    at = provider_now(lowered, now)
+    # this machine's clock: a budget's instants are milliseconds apart, the Date header whole
+    # seconds, which would be a fifth of a five-second window
+    at = Now(time.time() if now is None else now, False)
     found: dict[str, Budget] = {}
     for scope, limit_name, remaining_name, reset_name, kind in _scoped_rows():
         limit = _number(lowered.get(limit_name))

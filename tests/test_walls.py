@@ -400,7 +400,8 @@ def test_budgets_of_a_success() -> None:
         "anthropic-ratelimit-requests-remaining": "80",  # more than the limit: the limit
     }
     found = {
-        b.scope: (b.limit, b.remaining, b.resets_in) for b in walls.budgets_of(anthropic_headers)
+        b.scope: (b.limit, b.remaining, b.resets_in)
+        for b in walls.budgets_of(anthropic_headers, now=NOW)  # this machine's clock, not Date
     }
     assert found == {"requests": (50, 50, None), "input_tokens": (30000, 27500, 5.0)}
     ietf = {"ratelimit-policy": '"default";q=100;w=60', "ratelimit": '"default";r=50;t=30'}

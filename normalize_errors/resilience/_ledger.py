@@ -192,14 +192,19 @@ class Ledger:
             provider = provider_of_module(module) or "http"
         return LedgerKey(account(client, provider), model)
 
-    def _admit(self, key: LedgerKey, costs: Mapping[str, float] | None, reserve: bool) -> Decision:
+    def _admit(
+        self,
+        key: LedgerKey,
+        costs: Mapping[str, float] | None,
+        reserve: bool,
+        patience: float = 0.0,
+    ) -> Decision:
         store = self.store
         if isinstance(store, SharedLedger):
             found = store.peek(key.account.key, key.field, costs) if reserve else None
             if found is not None:
                 return found
-            return store.admit(key.account.key, key.field, costs, reserve=reserve)
-        return store.admit(key.account.key, key.field, costs, reserve=reserve)
+        return store.admit(key.account.key, key.field, costs, reserve=reserve, patience=patience)
 
     def expected_wait(self, key: LedgerKey, *, tokens: float = 0.0) -> float | None:
         """Seconds until a call of ``key`` that costs one request and ``tokens`` could go:
@@ -286,34 +291,39 @@ class Ledger:
         key = LedgerKey(account(client, provider), model_of(kwargs))
         return _Ticket(key, self._costs(kwargs))
 
-    def _verdict(self, ticket: _Ticket, left: float) -> float:
-        """0 when the call may go now; else how long to wait first, when that fits in
-        ``left`` seconds of waiting; else raises the refusal."""
-        return self._judge(ticket, self._admit(ticket.key, ticket.costs, reserve=True), left)
+    def _verdict(self, ticket: _Ticket, left: float) -> tuple[float, bool]:
+        """Ask for the call (one round trip with Redis, unless a copy is fresh); see
+        ``_judge``. Room within ``left`` seconds is reserved now, for then."""
+        decision = self._admit(ticket.key, ticket.costs, reserve=True, patience=left)
+        return self._judge(ticket, decision, left)
 
-    def _judge(self, ticket: _Ticket, decision: Decision, left: float) -> float:
-        """``_verdict`` of a decision made."""
+    def _judge(self, ticket: _Ticket, decision: Decision, left: float) -> tuple[float, bool]:
+        """``(pause, admitted)``: the call is admitted after ``pause`` seconds (its costs are
+        reserved for then), or must ask again after it; raises the refusal when even
+        ``left`` seconds of waiting would not do."""
         if decision.granted:
             ticket.reserved = decision.reserved
-            return 0.0
+            return max(decision.wait or 0.0, 0.0), True
         if decision.wait is None or decision.wait > left:
             self.refused += 1
             raise self._refusal(ticket.key, decision)
-        return max(decision.wait, 0.001)
+        return max(decision.wait, 0.001), False
 
     def before(self, client: Any, provider: str, kwargs: Mapping[str, Any]) -> _Ticket:
         """Admit a call, having waited at most ``max_wait`` seconds in all, or raise its
-        refusal. (The waits are counted, not timed: a wait that ends too early to find room
-        counts whole.)"""
+        refusal. A spent budget with room within the bound is reserved for then: the call
+        waits and goes, with no second round trip; a wall is asked again once it is down.
+        (The waits are counted, not timed.)"""
         ticket = self._ticket(client, provider, kwargs)
         waited = 0.0
         while True:
-            pause = self._verdict(ticket, self.max_wait - waited)
-            if not pause:
+            pause, admitted = self._verdict(ticket, self.max_wait - waited)
+            if pause:
+                waited += pause
+                self.waited += pause
+                time.sleep(pause)
+            if admitted:
                 return ticket
-            waited += pause
-            self.waited += pause
-            time.sleep(pause)
 
     async def abefore(self, client: Any, provider: str, kwargs: Mapping[str, Any]) -> _Ticket:
         """``before`` for a coroutine: decided on the loop from a fresh copy, else the Redis
@@ -322,19 +332,21 @@ class Ledger:
         waited = 0.0
         while True:
             store = self.store
+            left = self.max_wait - waited
             if isinstance(store, SharedLedger):
                 found = store.peek(ticket.key.account.key, ticket.key.field, ticket.costs)
                 if found is not None:  # the copy is fresh: decided on the loop
-                    pause = self._judge(ticket, found, self.max_wait - waited)
+                    pause, admitted = self._judge(ticket, found, left)
                 else:
-                    pause = await asyncio.to_thread(self._verdict, ticket, self.max_wait - waited)
+                    pause, admitted = await asyncio.to_thread(self._verdict, ticket, left)
             else:
-                pause = self._verdict(ticket, self.max_wait - waited)
-            if not pause:
+                pause, admitted = self._verdict(ticket, left)
+            if pause:
+                waited += pause
+                self.waited += pause
+                await asyncio.sleep(pause)
+            if admitted:
                 return ticket
-            waited += pause
-            self.waited += pause
-            await asyncio.sleep(pause)
 
     def succeeded(self, ticket: _Ticket, result: Any, headers: list[Any]) -> None:
         """Settle the reservation against the usage reported, then learn the budgets the last
@@ -349,7 +361,7 @@ class Ledger:
         if headers:
             for budget in budgets_of(headers[-1]):
                 op = ("observe", field, budget.scope, budget.limit, budget.remaining)
-                ops.append((*op, budget.resets_in))
+                ops.append((*op, budget.resets_in, self.clock()))
         if ops:
             self._note(ticket.key, ops)
 
@@ -366,7 +378,7 @@ class Ledger:
         if isinstance(headers, dict):
             for budget in budgets_of(headers):
                 op = ("observe", field, budget.scope, budget.limit, budget.remaining)
-                ops.append((*op, budget.resets_in))
+                ops.append((*op, budget.resets_in, self.clock()))
         if ops:
             self._note(ticket.key, ops)
         self._record_wall(ticket.key, problem)
@@ -506,7 +518,7 @@ class Ledger:
         else:
             found = store.admit(ticket.key.account.key, ticket.key.field, ticket.costs)
         if found is not None:
-            self._judge(ticket, found, 0.0)
+            self._judge(ticket, found, 0.0)  # no wait here: on the loop, room now or a refusal
 
 
 def _async_client(client: Any) -> bool:

@@ -55,11 +55,16 @@ class Account:
 
 
 def _text(value: Any) -> str:
+    """A string value as it is; a URL object (httpx's) as its text; anything else, such as
+    anthropic's ``client.organization`` resource, is no value (its text names the object)."""
+    if isinstance(value, str):
+        return value[:512]
+    if type(value).__name__ != "URL":
+        return ""
     try:
-        found = "" if value is None else str(value)
+        return str(value)[:512]
     except Exception:  # a hostile __str__
         return ""
-    return found[:512]
 
 
 def _credential(client: Any) -> str | None:
@@ -74,9 +79,10 @@ def _credential(client: Any) -> str | None:
 
 def account(client: Any, provider: str) -> Account:
     """The account of ``client`` (read now: a credential changed since is seen)."""
-    base = _text(field(client, "base_url") or field(field(client, "_api_client"), "_http_options"))
+    api = field(client, "_api_client")  # google-genai keeps its options there
+    base = _text(field(client, "base_url")) or _text(field(field(api, "_http_options"), "base_url"))
     organization = _text(field(client, "organization"))
-    project = _text(field(client, "project") or field(field(client, "_api_client"), "project"))
+    project = _text(field(client, "project")) or _text(field(api, "project"))
     credential = _credential(client)
     key = digest("\n".join((provider, base, organization, project, credential or "none")))
     host = base.split("://", 1)[-1].split("/", 1)[0]

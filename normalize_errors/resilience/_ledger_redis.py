@@ -4,7 +4,7 @@
 (``_store.digest`` of the account, which is itself a digest of the provider, its address and a
 digest of the credential: no credential is ever stored). Its fields: ``u:{m}`` (the server
 time in ms a wall on model ``m`` holds until; 0: until cleared), ``w:{m}`` (what the wall
-says, ``WallNote.to_text``), ``b:{m}:{scope}`` (a budget: ``limit:level:rate_per_ms:at_ms``),
+says, ``WallNote.to_text``), ``b:{m}:{scope}`` (a budget: ``limit:level:rate_per_ms:at_ms:basis``),
 ``e`` (when the longest wall ends, 0: never; the key's expiry follows it) and ``label``.
 ``m`` is 32 hex digits of the model's digest, or ``*`` for a wall on the whole account.
 
@@ -38,7 +38,17 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from .._redact import redact
-from ._ledger_state import ALL, COSTS, Bucket, Decision, LedgerMemory, Op, WallNote, longer
+from ._ledger_state import (
+    ALL,
+    COSTS,
+    Bucket,
+    Decision,
+    LedgerMemory,
+    Op,
+    WallNote,
+    aged,
+    longer,
+)
 from ._redis import Degrading, connect
 
 __all__ = ["RedisLedger", "SharedLedger"]
@@ -60,22 +70,23 @@ end
 local function bucket(m, scope)
   local v = redis.call('HGET', key, 'b:' .. m .. ':' .. scope)
   if type(v) ~= 'string' or #v > 200 then return nil end
-  local l, lv, r, a = string.match(v, '^([^:]+):([^:]+):([^:]+):([^:]+)$')
+  local l, lv, r, a, s = string.match(v, '^([^:]+):([^:]+):([^:]+):([^:]+):([^:]+)$')
   l, lv, r, a = num(l, 1, 1e12), num(lv, -1e12, 1e12), num(r, 0, 1e12), num(a, 0, 1e16)
-  if not (l and lv and r and a) then return nil end
+  s = num(s, 0, 1e12)
+  if not (l and lv and r and a and s) then return nil end
   r = math.min(math.max(r, l / 2678400000), l)
   lv = math.min(math.max(lv, -l), l)
   if a > now then a = now end
-  return {l, lv, r, a}
+  return {l, lv, r, a, math.min(s, l)}
 end
 
 local function level_now(b) return math.min(b[1], b[2] + (now - b[4]) * b[3]) end
 
-local function save(m, scope, l, lv, r)
+local function save(m, scope, l, lv, r, s)
   lv = math.min(math.max(lv, -l), l)
   r = math.min(math.max(r, l / 2678400000), l)
   redis.call('HSET', key, 'b:' .. m .. ':' .. scope,
-    string.format('%.17g:%.17g:%.17g:%d', l, lv, r, now))
+    string.format('%.17g:%.17g:%.17g:%d:%.17g', l, lv, r, now, math.min(math.max(s, 0), l)))
 end
 
 local function apply_ops(i)
@@ -85,7 +96,7 @@ local function apply_ops(i)
     if ARGV[i] == 'c' then
       local m, scope, amount = ARGV[i + 1], ARGV[i + 2], num(ARGV[i + 3], -1e12, 1e12)
       local b = bucket(m, scope)
-      if b and amount then save(m, scope, b[1], level_now(b) - amount, b[3]) end
+      if b and amount then save(m, scope, b[1], level_now(b) - amount, b[3], b[5]) end
       i = i + 4
     else
       local m, scope = ARGV[i + 1], ARGV[i + 2]
@@ -94,12 +105,15 @@ local function apply_ops(i)
       if l and rem then
         rem = math.min(rem, l)
         local b = bucket(m, scope)
-        local rate = l / 60000
-        if b then rate = b[3] end
-        if rs and rs > 0 and rem < l then rate = (l - rem) / rs end
+        local rate, basis = l / 60000, 0
+        if b then rate, basis = b[3], b[5] end
+        local spent = l - rem
+        if rs and rs > 0 and spent > 0 and (not b or b[1] ~= l or spent * 2 >= basis) then
+          rate, basis = spent / rs, spent
+        end
         local lv = rem
         if b then lv = math.min(level_now(b), rem) end
-        save(m, scope, l, lv, rate)
+        save(m, scope, l, lv, rate, basis)
       end
       i = i + 6
     end
@@ -146,9 +160,10 @@ _ADMIT: Final = (
 local m = ARGV[3]
 local reserve = ARGV[4] == '1'
 local lease = num(ARGV[5], 0, 1) or 0
+local patience = num(ARGV[6], 0, 1e13) or 0
 local costs = {}
-local nc = math.min(tonumber(ARGV[6]) or 0, 8)
-local i = 7
+local nc = math.min(tonumber(ARGV[7]) or 0, 8)
+local i = 8
 for _ = 1, nc do
   costs[#costs + 1] = {ARGV[i], num(ARGV[i + 1], 0, 1e12) or 0}
   i = i + 2
@@ -182,6 +197,13 @@ if not blocked then
 end
 local granted = 0
 local leased = {}
+if reason == 'budget' and reserve and wait <= patience then
+  for _, c in ipairs(costs) do
+    local b = found[c[1]]
+    if b and c[2] > 0 and level_now(b) - math.min(c[2], b[1]) < -b[1] then patience = -1 end
+  end
+  if patience >= 0 then reason = '' end  -- reserved now, to be sent after ``wait``
+end
 if blocked then reason = 'wall' elseif reason == '' then
   granted = 1
   if reserve then
@@ -190,8 +212,8 @@ if blocked then reason = 'wall' elseif reason == '' then
       if b and c[2] > 0 then
         local lv = level_now(b) - math.min(c[2], b[1])
         local share = 0
-        if lease > 0 and lv >= b[1] / 2 then share = math.floor(b[1] * lease) end
-        save(m, c[1], b[1], lv - share, b[3])
+        if wait == 0 and lease > 0 and lv >= b[1] / 2 then share = math.floor(b[1] * lease) end
+        save(m, c[1], b[1], lv - share, b[3], b[5])
         leased[c[1]] = share
       end
     end
@@ -215,9 +237,12 @@ return reply
 )
 """Apply the pending operations, then may a call of model ARGV[3] go: the walls, then the
 budgets of the costs given; reserve them (ARGV[4]) and a lease (ARGV[5], a share of each
-limit). Reply: granted, wait ms (-1: until cleared), reason, the spent scope, the blocking
-wall's note, the walls of the model and of the account, then per known budget its scope,
-limit, level, rate per ms and the lease taken."""
+limit). A call whose budgets have room within ARGV[6] ms (the caller's patience) is granted
+now for then: its costs are taken now (a budget may go below 0, never below minus its limit),
+and the caller sends it after the wait, with no second round trip. Reply: granted, wait ms
+(-1: until cleared), reason, the spent scope, the blocking wall's note, the walls of the model
+and of the account, then per known budget its scope, limit, level, rate per ms and the lease
+taken."""
 
 _APPLY: Final = (
     _PRELUDE
@@ -394,6 +419,7 @@ class RedisLedger:
         *,
         reserve: bool,
         lease: float,
+        patience: float,
         at: float,
     ) -> tuple[Decision, dict[str, float]]:
         """One round trip: the other accounts' operations, then this admission."""
@@ -405,6 +431,7 @@ class RedisLedger:
             model,
             "1" if reserve else "0",
             repr(lease),
+            max(round(patience * 1000), 0),
             len(flat) // 2,
             *flat,
             *_ops_args(ops),
@@ -529,13 +556,19 @@ class SharedLedger(Degrading):
             pending.append(op)
 
     def note(self, account: str, ops: list[Op]) -> None:
-        """Settlements and observations, written with the next round trip (no I/O now)."""
+        """Settlements and observations, written with the next round trip (no I/O now). A
+        budget this process's copy did not know makes the copy stale: the next call asks Redis
+        (and writes what was learned), instead of going unreserved for ``refresh`` seconds."""
         if self._local_for(account):
             self.local.apply(account, ops)
             return
         with self._lock:
             for op in ops:
                 self._queue(account, op)
+                copy = self._copies.get((account, op[1]))
+                if op[0] == "observe" and copy is not None and op[2] not in copy.budgets:
+                    del self._copies[(account, op[1])]
+                    self._give_back(account, op[1], copy)
 
     # -- the operations ------------------------------------------------------------------------
 
@@ -571,6 +604,7 @@ class SharedLedger(Degrading):
         costs: Mapping[str, float] | None,
         *,
         reserve: bool = True,
+        patience: float = 0.0,
     ) -> Decision:
         """One round trip (the pending operations of every account pipelined with it)."""
 
@@ -579,8 +613,9 @@ class SharedLedger(Degrading):
                 copy = self._copies.pop((account, model), None)
                 if copy is not None:
                     self._give_back(account, model, copy)
-                ops = self._pending.pop(account, [])
-                others = dict(self._pending)
+                now = self.clock()
+                ops = [aged(op, now) for op in self._pending.pop(account, [])]
+                others = {k: [aged(op, now) for op in v] for k, v in self._pending.items()}
                 self._pending.clear()
             try:
                 self.round_trips += 1
@@ -592,6 +627,7 @@ class SharedLedger(Degrading):
                     others,
                     reserve=reserve,
                     lease=self.lease if reserve else 0.0,
+                    patience=patience,
                     at=self.clock(),
                 )
             except Exception:
@@ -606,7 +642,7 @@ class SharedLedger(Degrading):
         def local() -> Decision:
             with self._lock:
                 ops = self._pending.pop(account, [])
-            return self.local.admit(account, model, costs, ops, reserve=reserve)
+            return self.local.admit(account, model, costs, ops, reserve=reserve, patience=patience)
 
         return self._do(account, remote, local)
 

@@ -14,10 +14,13 @@ account the ledger keeps:
 
 A bucket learns from each response's headers (``observe``): the limit; the rate, from how long
 the provider says the bucket takes to be whole again ((limit - remaining) / seconds; else
-what it learned before; else the limit per minute); and its level, which never rises above
-what the provider says remains (``min``: what this fleet reserved and has not yet reached the
-provider stays reserved). A call reserves its expected cost before it is sent (``admit``) and
-settles it against the usage the response reports (``charge`` of the difference).
+what it learned before; else the limit per minute), read again only from an observation that
+spent at least half as much of the limit as the one it came from (a remaining count is a whole
+number and a reset rounded: a bucket one unit short of full says little of its rate); and its
+level, which never rises above what the provider says remains (``min``: what this fleet
+reserved and has not yet reached the provider stays reserved). A call reserves its expected
+cost before it is sent (``admit``) and settles it against the usage the response reports
+(``charge`` of the difference).
 
 ``LedgerMemory`` keeps all of it in this process on ``time.monotonic``; ``_ledger_redis`` keeps
 the same in Redis on the server's clock, with the same rules (its scripts mirror ``Bucket``).
@@ -38,7 +41,17 @@ from .._code_classes import class_for_code
 from .._quota import Quota
 from .._registry import CODE_PATTERN
 
-__all__ = ["ALL", "COSTS", "Bucket", "Decision", "LedgerMemory", "Op", "WallNote", "longer"]
+__all__ = [
+    "ALL",
+    "COSTS",
+    "Bucket",
+    "Decision",
+    "LedgerMemory",
+    "Op",
+    "WallNote",
+    "aged",
+    "longer",
+]
 
 ALL: Final = "*"
 """The model field of a wall that holds for every model of the account."""
@@ -53,20 +66,24 @@ rate-limit headers describe per-minute limits unless they say otherwise."""
 
 class Bucket:
     """A learned budget: ``limit``, its refill ``rate`` per second, and its ``level`` at
-    ``at`` (the store's clock, in seconds)."""
+    ``at`` (the store's clock, in seconds); ``basis`` is how much of the limit was spent in
+    the observation the rate was read from (0: the default rate)."""
 
-    __slots__ = ("at", "level", "limit", "rate")
+    __slots__ = ("at", "basis", "level", "limit", "rate")
 
-    def __init__(self, limit: float, level: float, rate: float, at: float) -> None:
-        self.limit = self.rate = self.level = self.at = 0.0
-        self._set(limit, level, rate, at)
+    def __init__(
+        self, limit: float, level: float, rate: float, at: float, basis: float = 0.0
+    ) -> None:
+        self.limit = self.rate = self.level = self.at = self.basis = 0.0
+        self._set(limit, level, rate, at, basis)
 
-    def _set(self, limit: float, level: float, rate: float, at: float) -> None:
+    def _set(self, limit: float, level: float, rate: float, at: float, basis: float) -> None:
         """Every member, bounded."""
         self.limit = min(max(limit, 1.0), MAX_BUDGET)
         self.rate = min(max(rate, self.limit / DAY_MONTH), self.limit * 1000.0)
         self.level = min(max(level, -self.limit), self.limit)
         self.at = at
+        self.basis = min(max(basis, 0.0), self.limit)
 
     def now(self, at: float) -> float:
         """The level at ``at``: refilled at ``rate`` since ``self.at``, at most ``limit``."""
@@ -86,18 +103,20 @@ class Bucket:
     def observe(self, limit: float, remaining: float, resets_in: float | None, at: float) -> None:
         """What a response's headers say now (see the module's docstring)."""
         level = min(self.now(at), remaining)
-        rate = self.rate
-        if resets_in is not None and resets_in > 0 and remaining < limit:
-            rate = (limit - remaining) / resets_in
-        self._set(limit, level, rate, at)
+        rate, basis = self.rate, self.basis
+        spent = limit - remaining
+        fresh = limit != self.limit or spent * 2 >= self.basis
+        if resets_in is not None and resets_in > 0 and spent > 0 and fresh:
+            rate, basis = spent / resets_in, spent
+        self._set(limit, level, rate, at, basis)
 
     @classmethod
     def learned(cls, limit: float, remaining: float, resets_in: float | None, at: float) -> Bucket:
         """A bucket first learned from a response's headers."""
-        rate = limit / MINUTE
+        rate, basis = limit / MINUTE, 0.0
         if resets_in is not None and resets_in > 0 and remaining < limit:
-            rate = (limit - remaining) / resets_in
-        return cls(limit, remaining, rate, at)
+            rate, basis = (limit - remaining) / resets_in, limit - remaining
+        return cls(limit, remaining, rate, at, basis)
 
     def __repr__(self) -> str:
         return f"Bucket(limit={self.limit:g}, level={self.level:g}, rate={self.rate:g}/s)"
@@ -196,7 +215,22 @@ class Decision:
 Op = tuple[Any, ...]
 """A pending operation on an account: ``("charge", model, scope, amount)`` (a settlement: the
 usage minus the estimate, negative to give back) or ``("observe", model, scope, limit,
-remaining, resets_in)`` (a response's headers)."""
+remaining, resets_in, heard)`` (a response's headers, heard at the clock time ``heard``)."""
+
+
+def aged(op: Op, now: float) -> Op:
+    """An observation as it holds at ``now``: what the bucket refilled since it was heard
+    added to its remaining count, and that much less time to its reset (a settlement is the
+    same at any time). Pending observations reach Redis with a later call."""
+    if op[0] != "observe":
+        return op
+    _, model, scope, limit, remaining, resets_in, heard = op
+    age = max(now - heard, 0.0)
+    if not age or resets_in is None or resets_in <= 0 or remaining >= limit:
+        return ("observe", model, scope, limit, remaining, resets_in, now)
+    rate = (limit - remaining) / resets_in
+    left = max(resets_in - age, 0.0)
+    return ("observe", model, scope, limit, min(limit, remaining + age * rate), left, now)
 
 
 def longer(left: float | None, than: float | None) -> bool:
@@ -250,7 +284,7 @@ class LedgerMemory:
                 if bucket is not None:
                     bucket.take(amount, now)
             elif op[0] == "observe":
-                _, model, scope, limit, remaining, resets_in = op
+                _, model, scope, limit, remaining, resets_in, _ = aged(op, now)
                 bucket = account.budgets.get((model, scope))
                 if bucket is None:
                     account.budgets[(model, scope)] = Bucket.learned(
@@ -272,9 +306,12 @@ class LedgerMemory:
         ops: Iterable[Op] = (),
         *,
         reserve: bool = True,
+        patience: float = 0.0,
     ) -> Decision:
         """May a call of ``model`` that costs ``costs`` go now? With ``reserve``, a granted
-        call's costs are taken from the learned budgets; ``ops`` are applied first."""
+        call's costs are taken from the learned budgets; ``ops`` are applied first. A call
+        whose budgets have room within ``patience`` seconds is granted for then (its ``wait``):
+        its costs are taken now, a budget going below 0 (never below minus its limit)."""
         with self._lock:
             now = self.clock()
             account = self._account(key)
@@ -306,7 +343,12 @@ class LedgerMemory:
                     need = bucket.wait(cost, now)
                     if need > wait:
                         wait, spent = need, scope
-            if spent is not None:
+            later = reserve and spent is not None and wait <= patience
+            for scope, cost in (costs or {}).items():
+                bucket = budgets.get(scope)
+                if later and bucket is not None and cost > 0:
+                    later = bucket.now(now) - min(cost, bucket.limit) >= -bucket.limit
+            if spent is not None and not later:
                 return Decision(False, wait, "budget", scope=spent, walls=walls, budgets=copies)
             taken: set[str] = set()
             if reserve:
@@ -315,7 +357,9 @@ class LedgerMemory:
                     if bucket is not None and cost > 0:
                         bucket.take(min(cost, bucket.limit), now)
                         taken.add(scope)
-            return Decision(True, 0.0, walls=walls, budgets=copies, reserved=frozenset(taken))
+            return Decision(
+                True, wait, walls=walls, budgets=copies, reserved=frozenset(taken), scope=spent
+            )
 
     def record(self, key: str, model: str, hold: float | None, note: WallNote, label: str) -> None:
         """A wall on ``model`` (``ALL``: the whole account) for ``hold`` seconds (``None``:

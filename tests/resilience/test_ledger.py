@@ -254,14 +254,18 @@ def test_anthropic_budgets_and_the_async_client(clock: Ticking) -> None:
     """Anthropic's headers (RFC 3339 resets) through AsyncAnthropic: input tokens spent."""
     ledger = Ledger(clock=clock)
     client = wrap(anthropic.AsyncAnthropic(api_key=KEY, max_retries=0), ledger=ledger)
+
+    def instant(seconds: float) -> str:  # RFC 3339, ``seconds`` from now (this machine's clock)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + seconds))
+        return stamp + f".{int((time.time() % 1) * 1000):03d}Z"
+
     headers = {
-        "date": "Mon, 07 Dec 2026 08:00:00 GMT",
         "anthropic-ratelimit-requests-limit": "50",
         "anthropic-ratelimit-requests-remaining": "49",
-        "anthropic-ratelimit-requests-reset": "2026-12-07T08:00:01Z",
+        "anthropic-ratelimit-requests-reset": instant(1.2),
         "anthropic-ratelimit-input-tokens-limit": "30000",
         "anthropic-ratelimit-input-tokens-remaining": "10",
-        "anthropic-ratelimit-input-tokens-reset": "2026-12-07T08:00:30Z",
+        "anthropic-ratelimit-input-tokens-reset": instant(30.0),
     }
     message = {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
@@ -287,7 +291,7 @@ def test_anthropic_budgets_and_the_async_client(clock: Ticking) -> None:
     assert refused.problem.upstream["budget"] == "input_tokens"
     # 404 characters (the prompt and its role) are 101 tokens; 10 are left, and the bucket
     # refills 29990 tokens in the 30 s to its reset
-    assert refused.problem.retry_after == pytest.approx((101 - 10) / (29990 / 30), abs=0.001)
+    assert refused.problem.retry_after == pytest.approx((101 - 10) / (29990 / 30), abs=0.005)
 
 
 def test_walls_only_when_admission_is_off(clock: Ticking) -> None:
@@ -380,3 +384,25 @@ def test_streams_and_raw_responses_go_through_the_ledger(clock: Ticking) -> None
         )
         assert chunks
         assert faults.calls == 2
+
+
+def test_two_clients_of_one_credential_are_one_account(clock: Ticking) -> None:
+    """Keyed by what the client's credential and address are, never by the client object:
+    anthropic's ``client.organization`` is a resource object, whose text differs per client."""
+    ledger = Ledger(clock=clock)
+    made = [wrap(anthropic.Anthropic(api_key=KEY, max_retries=0), ledger=ledger) for _ in range(2)]
+    assert ledger.key(made[0]).account.key == ledger.key(made[1]).account.key
+    with Faults() as faults:
+        faults.fail("anthropic/rate_limit_429")
+        failed(
+            lambda: made[0].messages.create(
+                model="claude-sonnet-4-6", max_tokens=16, messages=HELLO
+            )
+        )
+        refused = failed(
+            lambda: made[1].messages.create(
+                model="claude-sonnet-4-6", max_tokens=16, messages=HELLO
+            )
+        )
+        assert faults.calls == 1
+    assert refused.problem.upstream["sent"] is False
