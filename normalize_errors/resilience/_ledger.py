@@ -76,8 +76,8 @@ class _Ticket:
     def __init__(self, key: LedgerKey, costs: dict[str, float] | None) -> None:
         self.key = key
         self.costs = costs
-        self.reserved: frozenset[str] = frozenset()
-        """The scopes the costs were taken from: settled after the call."""
+        self.reserved: dict[str, float] = {}
+        """What was taken from each budget for the call: settled after it."""
 
 
 class Ledger:
@@ -357,7 +357,8 @@ class Ledger:
         if used is not None and ticket.costs is not None:
             for scope in _TOKENS:
                 if scope in used and scope in ticket.reserved:
-                    ops.append(("charge", field, scope, used[scope] - ticket.costs[scope]))
+                    held, guess = ticket.reserved[scope], ticket.costs[scope]
+                    ops.append(("settle", field, scope, held, used[scope], guess))
         if headers:
             for budget in budgets_of(headers[-1]):
                 op = ("observe", field, budget.scope, budget.limit, budget.remaining)
@@ -370,10 +371,9 @@ class Ledger:
         problem = harness(exc).problem
         field = ticket.key.field
         ops: list[Op] = []
-        if ticket.costs is not None:
-            for scope in _TOKENS:
-                if scope in ticket.reserved and ticket.costs[scope]:
-                    ops.append(("charge", field, scope, -ticket.costs[scope]))
+        for scope in _TOKENS:
+            if ticket.reserved.get(scope):
+                ops.append(("charge", field, scope, -ticket.reserved[scope]))
         headers = problem.upstream.get("headers")
         if isinstance(headers, dict):
             for budget in budgets_of(headers):

@@ -23,7 +23,8 @@ it (a share of ``lease`` times the limit, taken with a reservation while the bud
 least half full; what is left of it goes back with the next round trip). A wall met is written
 at once (a failure has already cost a round trip). **The staleness bound:** a process sees
 another's wall at most ``refresh`` seconds late, and holds at most ``lease`` of each limit it
-did not use for at most ``refresh`` seconds.
+did not use for at most ``refresh`` seconds (a lease is taken only when it covers a call like
+the one that took it, in every budget).
 
 **Failures.** As the breaker's store (``Degrading``): Redis down or slow, or one key's
 ``WRONGTYPE``, never raises in the caller's path; the state is kept in this process meanwhile.
@@ -69,24 +70,27 @@ end
 
 local function bucket(m, scope)
   local v = redis.call('HGET', key, 'b:' .. m .. ':' .. scope)
-  if type(v) ~= 'string' or #v > 200 then return nil end
-  local l, lv, r, a, s = string.match(v, '^([^:]+):([^:]+):([^:]+):([^:]+):([^:]+)$')
+  if type(v) ~= 'string' or #v > 240 then return nil end
+  local l, lv, r, a, s, f = string.match(v,
+    '^([^:]+):([^:]+):([^:]+):([^:]+):([^:]+):([^:]+)$')
   l, lv, r, a = num(l, 1, 1e12), num(lv, -1e12, 1e12), num(r, 0, 1e12), num(a, 0, 1e16)
-  s = num(s, 0, 1e12)
-  if not (l and lv and r and a and s) then return nil end
+  s, f = num(s, 0, 1e12), num(f, 0.01, 1)
+  if not (l and lv and r and a and s and f) then return nil end
   r = math.min(math.max(r, l / 2678400000), l)
   lv = math.min(math.max(lv, -l), l)
   if a > now then a = now end
-  return {l, lv, r, a, math.min(s, l)}
+  return {l, lv, r, a, math.min(s, l), f}
 end
 
 local function level_now(b) return math.min(b[1], b[2] + (now - b[4]) * b[3]) end
 
-local function save(m, scope, l, lv, r, s)
+local function save(m, scope, l, lv, r, s, f)
   lv = math.min(math.max(lv, -l), l)
   r = math.min(math.max(r, l / 2678400000), l)
+  f = math.min(math.max(f, 0.01), 1)
   redis.call('HSET', key, 'b:' .. m .. ':' .. scope,
-    string.format('%.17g:%.17g:%.17g:%d:%.17g', l, lv, r, now, math.min(math.max(s, 0), l)))
+    string.format('%.17g:%.17g:%.17g:%d:%.17g:%.17g', l, lv, r, now,
+      math.min(math.max(s, 0), l), f))
 end
 
 local function apply_ops(i)
@@ -96,8 +100,19 @@ local function apply_ops(i)
     if ARGV[i] == 'c' then
       local m, scope, amount = ARGV[i + 1], ARGV[i + 2], num(ARGV[i + 3], -1e12, 1e12)
       local b = bucket(m, scope)
-      if b and amount then save(m, scope, b[1], level_now(b) - amount, b[3], b[5]) end
+      if b and amount then save(m, scope, b[1], level_now(b) - amount, b[3], b[5], b[6]) end
       i = i + 4
+    elseif ARGV[i] == 's' then
+      local m, scope = ARGV[i + 1], ARGV[i + 2]
+      local held, used = num(ARGV[i + 3], 0, 1e12), num(ARGV[i + 4], 0, 1e12)
+      local guess = num(ARGV[i + 5], 0, 1e12)
+      local b = bucket(m, scope)
+      if b and held and used and guess then
+        local f = b[6]
+        if guess > 0 then f = f * 0.8 + math.min(math.max(used / guess, 0.01), 1) * 0.2 end
+        save(m, scope, b[1], level_now(b) + held - used, b[3], b[5], f)
+      end
+      i = i + 6
     else
       local m, scope = ARGV[i + 1], ARGV[i + 2]
       local l, rem = num(ARGV[i + 3], 1, 1e12), num(ARGV[i + 4], 0, 1e12)
@@ -105,15 +120,15 @@ local function apply_ops(i)
       if l and rem then
         rem = math.min(rem, l)
         local b = bucket(m, scope)
-        local rate, basis = l / 60000, 0
-        if b then rate, basis = b[3], b[5] end
+        local rate, basis, share = l / 60000, 0, 1
+        if b then rate, basis, share = b[3], b[5], b[6] end
         local spent = l - rem
         if rs and rs > 0 and spent > 0 and (not b or b[1] ~= l or spent * 2 >= basis) then
           rate, basis = spent / rs, spent
         end
         local lv = rem
         if b then lv = math.min(level_now(b), rem) end
-        save(m, scope, l, lv, rate, basis)
+        save(m, scope, l, lv, rate, basis, share)
       end
       i = i + 6
     end
@@ -196,25 +211,37 @@ if not blocked then
   end
 end
 local granted = 0
-local leased = {}
+local leased, taken = {}, {}
 if reason == 'budget' and reserve and wait <= patience then
   for _, c in ipairs(costs) do
     local b = found[c[1]]
-    if b and c[2] > 0 and level_now(b) - math.min(c[2], b[1]) < -b[1] then patience = -1 end
+    if b and c[2] > 0 and level_now(b) - math.min(c[2], b[1]) * b[6] < -b[1] then
+      patience = -1
+    end
   end
   if patience >= 0 then reason = '' end  -- reserved now, to be sent after ``wait``
 end
 if blocked then reason = 'wall' elseif reason == '' then
   granted = 1
   if reserve then
+    -- a lease only when it can admit a call like this one in every budget it names
+    local leasing = wait == 0 and lease > 0
+    for _, c in ipairs(costs) do
+      local b = found[c[1]]
+      if b and c[2] > 0 and leasing then
+        local lv = level_now(b) - math.min(c[2], b[1]) * b[6]
+        leasing = lv >= b[1] / 2 and math.floor(b[1] * lease) >= c[2]
+      end
+    end
     for _, c in ipairs(costs) do
       local b = found[c[1]]
       if b and c[2] > 0 then
-        local lv = level_now(b) - math.min(c[2], b[1])
+        local portion = math.min(c[2], b[1]) * b[6]
         local share = 0
-        if wait == 0 and lease > 0 and lv >= b[1] / 2 then share = math.floor(b[1] * lease) end
-        save(m, c[1], b[1], lv - share, b[3], b[5])
+        if leasing then share = math.floor(b[1] * lease) end
+        save(m, c[1], b[1], level_now(b) - portion - share, b[3], b[5], b[6])
         leased[c[1]] = share
+        taken[c[1]] = portion
       end
     end
   end
@@ -230,6 +257,7 @@ for _, c in ipairs(costs) do
     table.insert(reply, string.format('%.17g', level_now(b)))
     table.insert(reply, string.format('%.17g', b[3]))
     table.insert(reply, string.format('%.17g', leased[c[1]] or 0))
+    table.insert(reply, string.format('%.17g', taken[c[1]] or 0))
   end
 end
 return reply
@@ -348,17 +376,19 @@ def parse(
     budgets: dict[str, Bucket] = {}
     leases: dict[str, float] = {}
     rest = list(reply[9:])
-    for index in range(0, min(len(rest), 40) - 4, 5):
-        name, limit, level, rate, lease = rest[index : index + 5]
+    taken: dict[str, float] = {}
+    for index in range(0, min(len(rest), 48) - 5, 6):
+        name, limit, level, rate, lease, portion = rest[index : index + 6]
         scope_name = _text(name)
         numbers = (_number(limit, 1, 1e12), _number(level, -1e12, 1e12), _number(rate, 0, 1e12))
         if scope_name in COSTS and None not in numbers:
             top, left, per_ms = (n or 0.0 for n in numbers)
             budgets[scope_name] = Bucket(top, left, per_ms * 1000.0, at)
             leases[scope_name] = min(_number(lease, 0, 1e12) or 0.0, top)
+            if (costs or {}).get(scope_name, 0) > 0:
+                taken[scope_name] = min(_number(portion, 0, 1e12) or 0.0, top)
     note = WallNote.from_text(reply[4]) if reason == "wall" else None
     admitted = granted and not reason
-    taken = {s for s, c in (costs or {}).items() if s in budgets and c > 0}
     decision = Decision(
         admitted,
         wait,
@@ -367,7 +397,7 @@ def parse(
         scope=scope,
         walls=walls,
         budgets=budgets,
-        reserved=frozenset(taken if admitted and reserve else ()),
+        reserved=taken if admitted and reserve else None,
     )
     return decision, leases
 
@@ -377,6 +407,8 @@ def _ops_args(ops: list[Op]) -> list[Any]:
     for op in ops:
         if op[0] == "charge":
             args += ["c", op[1], op[2], repr(float(op[3]))]
+        elif op[0] == "settle":
+            args += ["s", op[1], op[2], *(repr(float(n)) for n in op[3:6])]
         else:
             resets = -1 if op[5] is None else round(op[5] * 1000)
             args += ["o", op[1], op[2], repr(float(op[3])), repr(float(op[4])), resets]
@@ -594,7 +626,7 @@ class SharedLedger(Degrading):
             if all(copy.leases.get(s, 0.0) >= c for s, c in wanted.items()):
                 for scope, cost in wanted.items():
                     copy.leases[scope] -= cost
-                return Decision(True, reserved=frozenset(wanted))
+                return Decision(True, reserved=wanted)
         return None
 
     def admit(

@@ -19,8 +19,9 @@ spent at least half as much of the limit as the one it came from (a remaining co
 number and a reset rounded: a bucket one unit short of full says little of its rate); and its
 level, which never rises above what the provider says remains (``min``: what this fleet
 reserved and has not yet reached the provider stays reserved). A call reserves its expected
-cost before it is sent (``admit``) and settles it against the usage the response reports
-(``charge`` of the difference).
+cost before it is sent (``admit``: it waits until the whole estimate is free, as the provider
+checks, and takes the share of it that calls have been using) and settles it against the usage
+the response reports (``settle``: the difference goes back, and the share is learned again).
 
 ``LedgerMemory`` keeps all of it in this process on ``time.monotonic``; ``_ledger_redis`` keeps
 the same in Redis on the server's clock, with the same rules (its scripts mirror ``Bucket``).
@@ -59,6 +60,9 @@ COSTS: Final = ("requests", "tokens", "input_tokens", "output_tokens")
 """The scopes a call is charged in (a spend wall is a wall, never a budget)."""
 MAX_BUDGET: Final = 1e12
 DAY_MONTH: Final = 31 * 86400.0
+MIN_SHARE: Final = 0.01
+LEARNING: Final = 0.2
+"""How much each settled call moves the learned ``share`` (an average over the last few)."""
 MINUTE: Final = 60.0
 """The period of a budget whose refill the headers do not tell: OpenAI's and Anthropic's
 rate-limit headers describe per-minute limits unless they say otherwise."""
@@ -67,23 +71,47 @@ rate-limit headers describe per-minute limits unless they say otherwise."""
 class Bucket:
     """A learned budget: ``limit``, its refill ``rate`` per second, and its ``level`` at
     ``at`` (the store's clock, in seconds); ``basis`` is how much of the limit was spent in
-    the observation the rate was read from (0: the default rate)."""
+    the observation the rate was read from (0: the default rate); ``share`` is what calls
+    have used of their estimate (settled against their usage; 1 until one is)."""
 
-    __slots__ = ("at", "basis", "level", "limit", "rate")
+    __slots__ = ("at", "basis", "level", "limit", "rate", "share")
 
     def __init__(
-        self, limit: float, level: float, rate: float, at: float, basis: float = 0.0
+        self,
+        limit: float,
+        level: float,
+        rate: float,
+        at: float,
+        *,
+        basis: float = 0.0,
+        share: float = 1.0,
     ) -> None:
-        self.limit = self.rate = self.level = self.at = self.basis = 0.0
-        self._set(limit, level, rate, at, basis)
+        self.limit = self.rate = self.level = self.at = self.basis = self.share = 0.0
+        self._set(limit, level, rate, at, basis=basis, share=share)
 
-    def _set(self, limit: float, level: float, rate: float, at: float, basis: float) -> None:
+    def _set(
+        self, limit: float, level: float, rate: float, at: float, *, basis: float, share: float
+    ) -> None:
         """Every member, bounded."""
         self.limit = min(max(limit, 1.0), MAX_BUDGET)
         self.rate = min(max(rate, self.limit / DAY_MONTH), self.limit * 1000.0)
         self.level = min(max(level, -self.limit), self.limit)
         self.at = at
         self.basis = min(max(basis, 0.0), self.limit)
+        self.share = min(max(share, MIN_SHARE), 1.0)
+
+    def portion(self, cost: float) -> float:
+        """What a call that may cost ``cost`` reserves: its ``share`` of it (the provider
+        checks the whole ``cost`` is free before it admits it: ``wait``)."""
+        return min(cost, self.limit) * self.share
+
+    def settle(self, reserved: float, used: float, estimate: float, at: float) -> None:
+        """A call that reserved ``reserved`` used ``used`` of its ``estimate``: the
+        difference goes back (or is taken), and the share calls use is learned again."""
+        self.take(used - reserved, at)
+        if estimate > 0:
+            sample = min(max(used / estimate, MIN_SHARE), 1.0)
+            self.share = min(max(self.share * (1 - LEARNING) + sample * LEARNING, MIN_SHARE), 1.0)
 
     def now(self, at: float) -> float:
         """The level at ``at``: refilled at ``rate`` since ``self.at``, at most ``limit``."""
@@ -108,7 +136,7 @@ class Bucket:
         fresh = limit != self.limit or spent * 2 >= self.basis
         if resets_in is not None and resets_in > 0 and spent > 0 and fresh:
             rate, basis = spent / resets_in, spent
-        self._set(limit, level, rate, at, basis)
+        self._set(limit, level, rate, at, basis=basis, share=self.share)
 
     @classmethod
     def learned(cls, limit: float, remaining: float, resets_in: float | None, at: float) -> Bucket:
@@ -116,7 +144,7 @@ class Bucket:
         rate, basis = limit / MINUTE, 0.0
         if resets_in is not None and resets_in > 0 and remaining < limit:
             rate, basis = (limit - remaining) / resets_in, limit - remaining
-        return cls(limit, remaining, rate, at, basis)
+        return cls(limit, remaining, rate, at, basis=basis)
 
     def __repr__(self) -> str:
         return f"Bucket(limit={self.limit:g}, level={self.level:g}, rate={self.rate:g}/s)"
@@ -193,11 +221,11 @@ class Decision:
         scope: str | None = None,
         walls: dict[str, tuple[float | None, WallNote | None]] | None = None,
         budgets: dict[str, Bucket] | None = None,
-        reserved: frozenset[str] = frozenset(),
+        reserved: Mapping[str, float] | None = None,
     ) -> None:
         self.granted = granted
-        self.reserved = reserved
-        """The scopes whose budgets the call's costs were taken from (settled after it)."""
+        self.reserved: dict[str, float] = dict(reserved or {})
+        """What was taken from each budget for the call (settled against its usage)."""
         self.wait = wait
         self.reason = reason
         self.note = note
@@ -213,9 +241,11 @@ class Decision:
 
 
 Op = tuple[Any, ...]
-"""A pending operation on an account: ``("charge", model, scope, amount)`` (a settlement: the
-usage minus the estimate, negative to give back) or ``("observe", model, scope, limit,
-remaining, resets_in, heard)`` (a response's headers, heard at the clock time ``heard``)."""
+"""A pending operation on an account: ``("charge", model, scope, amount)`` (taken, or given
+back when negative: a failed call's reservation, a lease's rest), ``("settle", model, scope,
+reserved, used, estimate)`` (a call's usage against what it reserved and estimated) or
+``("observe", model, scope, limit, remaining, resets_in, heard)`` (a response's headers, heard
+at the clock time ``heard``)."""
 
 
 def aged(op: Op, now: float) -> Op:
@@ -283,6 +313,11 @@ class LedgerMemory:
                 bucket = account.budgets.get((model, scope))
                 if bucket is not None:
                     bucket.take(amount, now)
+            elif op[0] == "settle":
+                _, model, scope, reserved, used, estimate = op
+                bucket = account.budgets.get((model, scope))
+                if bucket is not None:
+                    bucket.settle(reserved, used, estimate, now)
             elif op[0] == "observe":
                 _, model, scope, limit, remaining, resets_in, _ = aged(op, now)
                 bucket = account.budgets.get((model, scope))
@@ -331,7 +366,10 @@ class LedgerMemory:
                 if blocking is None or longer(left, blocking[0]):
                     blocking = (left, note)
             budgets = {s: b for (m, s), b in account.budgets.items() if m == model}
-            copies = {s: Bucket(b.limit, b.now(now), b.rate, now) for s, b in budgets.items()}
+            copies = {
+                s: Bucket(b.limit, b.now(now), b.rate, now, basis=b.basis, share=b.share)
+                for s, b in budgets.items()
+            }
             if blocking is not None:
                 return Decision(
                     False, blocking[0], "wall", note=blocking[1], walls=walls, budgets=copies
@@ -347,19 +385,17 @@ class LedgerMemory:
             for scope, cost in (costs or {}).items():
                 bucket = budgets.get(scope)
                 if later and bucket is not None and cost > 0:
-                    later = bucket.now(now) - min(cost, bucket.limit) >= -bucket.limit
+                    later = bucket.now(now) - bucket.portion(cost) >= -bucket.limit
             if spent is not None and not later:
                 return Decision(False, wait, "budget", scope=spent, walls=walls, budgets=copies)
-            taken: set[str] = set()
+            taken: dict[str, float] = {}
             if reserve:
                 for scope, cost in (costs or {}).items():
                     bucket = budgets.get(scope)
                     if bucket is not None and cost > 0:
-                        bucket.take(min(cost, bucket.limit), now)
-                        taken.add(scope)
-            return Decision(
-                True, wait, walls=walls, budgets=copies, reserved=frozenset(taken), scope=spent
-            )
+                        taken[scope] = bucket.portion(cost)
+                        bucket.take(taken[scope], now)
+            return Decision(True, wait, walls=walls, budgets=copies, reserved=taken, scope=spent)
 
     def record(self, key: str, model: str, hold: float | None, note: WallNote, label: str) -> None:
         """A wall on ``model`` (``ALL``: the whole account) for ``hold`` seconds (``None``:

@@ -145,12 +145,13 @@ class ProviderServer:
         self.daily = daily
         self.started = time.monotonic()
         self.day_ends = self.started + day
+        """When the daily quota comes back (``time.monotonic``); ``midnight_in`` moves it."""
         self.lock = threading.Lock()
         self.accounts: dict[tuple[str, str], _Account] = {}
         self.counts: dict[str, dict[str, int]] = {}
         """Per credential: ``received``, ``completed``, ``429``."""
-        self.log: list[tuple[float, str, int]] = []
-        """Every request: (seconds since start, credential, status)."""
+        self.log: list[tuple[float, str, int, float]] = []
+        """Every request: (seconds since start, credential, status, wall-clock time)."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -180,6 +181,11 @@ class ProviderServer:
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def midnight_in(self, seconds: float) -> float:
+        """Make the day end ``seconds`` from now; the wall-clock time it ends."""
+        self.day_ends = time.monotonic() + seconds
+        return time.time() + seconds
 
     def start(self) -> ProviderServer:
         self.thread.start()
@@ -215,7 +221,7 @@ class ProviderServer:
             else:
                 count["429"] += 1
             headers = self._headers(api, account, at)
-            self.log.append((at - self.started, key, 200 if refusal is None else 429))
+            self.log.append((at - self.started, key, 200 if refusal is None else 429, time.time()))
         if refusal is not None:
             status, extra, answer = refusal
             return status, {**headers, **extra}, answer
