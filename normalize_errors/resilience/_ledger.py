@@ -351,6 +351,8 @@ class Ledger:
     def succeeded(self, ticket: _Ticket, result: Any, headers: list[Any]) -> None:
         """Settle the reservation against the usage reported, then learn the budgets the last
         response stated (which no reservation of this call is then above); no I/O."""
+        if not self.admission:
+            return  # walls only: nothing to learn from a success
         ops: list[Op] = []
         field = ticket.key.field
         used = usage_of(result) if ticket.reserved and ticket.costs else None

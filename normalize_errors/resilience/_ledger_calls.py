@@ -43,12 +43,17 @@ class Account:
     ``label`` (its provider, address, organization and ``key#`` with 8 hex digits of the
     credential's digest, redacted, for whoever looks) and ``provider``."""
 
-    __slots__ = ("key", "label", "provider")
+    __slots__ = ("_shown", "key", "provider")
 
-    def __init__(self, key: str, label: str, provider: str) -> None:
+    def __init__(self, key: str, shown: str, provider: str) -> None:
         self.key = key
-        self.label = label
+        self._shown = shown
         self.provider = provider
+
+    @property
+    def label(self) -> str:
+        """The account as it may be shown (redacted when it is read: a refusal, a wall)."""
+        return redact(self._shown)[:200]
 
     def __repr__(self) -> str:
         return f"Account({self.label!r})"
@@ -89,7 +94,7 @@ def account(client: Any, provider: str) -> Account:
     # the credential is told apart by 8 hex digits of its digest, never by any part of it
     tag = f"key#{credential[:8]}" if credential else "no key read"
     shown = " ".join(part for part in (provider, host, organization, tag) if part)
-    return Account(key, redact(shown)[:200], provider)
+    return Account(key, shown[:512], provider)
 
 
 def model_of(kwargs: Mapping[str, Any]) -> str | None:

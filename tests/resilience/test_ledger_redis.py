@@ -191,6 +191,19 @@ def test_admission_is_atomic_across_workers(redis_server: RedisServer) -> None:
         assert faults.calls == 6
 
 
+def test_a_walls_only_ledger_learns_nothing_from_a_success(redis_server: RedisServer) -> None:
+    """With admission off, a success's rate-limit headers are not read: nothing reaches Redis,
+    and a budget the headers say is spent refuses nothing."""
+    shared = ledger(redis_server.url, refresh=0.0, admission=False)
+    client = gpt(shared)
+    with Faults() as faults:
+        faults.fail(budget(60, 0))
+        for _ in range(3):
+            ask(client)
+        assert faults.calls == 3
+    assert dump(redis_server.url) == {}
+
+
 def test_a_lease_admits_without_a_round_trip_and_goes_back(redis_server: RedisServer) -> None:
     clock = Clock(100.0)
     shared = ledger(redis_server.url, refresh=1.0, lease=0.05, clock=clock)
