@@ -21,8 +21,9 @@ typecheck:  ## mypy --strict on everything; pyright on the public API as users t
 test:  ## the README's test command
 	$(PY) -m pytest
 
-docs:  ## build the documentation site, warnings as errors (the docs group)
+docs:  ## build the documentation site, warnings as errors, and check the built pages (the docs group)
 	$(PY) -m mkdocs build --strict
+	$(PY) scripts/docs.py --site site
 
 record:  ## record a cassette from its scenario: make record SCENARIO=cassettes/openai/x.yaml
 	@test -n "$(SCENARIO)" || { echo "make record SCENARIO=path/to/scenario.yaml [LIVE=1]" >&2; exit 2; }

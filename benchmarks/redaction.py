@@ -26,6 +26,9 @@ WORST = {
     "token fields (a_token=)": "a_token=",
     "wrapped key heads (sk-proj-a\\n)": "sk-proj-a\n",
     "Bearer words": "Bearer ",
+    'quoted values ("password": ")': '"password": "',
+    'names of no secret (pageToken=")': 'pageToken="',
+    "PEM BEGIN lines": "-----BEGIN PRIVATE KEY-----x-----END ",
     "clean text": "lorem ipsum ",
 }
 SIZES = (10_000, 100_000, 1_000_000)

@@ -10,8 +10,9 @@
    through pydantic-ai's own mapping (each model's ``map_api_errors``, measured interleaved
    with ``normalize()``) and LiteLLM's (``exception_type``) when they are installed.
 2. A wrapped client against the raw client on an in-memory transport (the success path),
-   and the cost per chunk of a wrapped stream: its time, and the memory it still holds per
-   chunk once read to the end (tracemalloc), for a generating stream and a byte stream.
+   OpenAI and Anthropic; the wrapper's own work per call on a stubbed method, beside a tight
+   wrapper's; a chat stream of 100,000 chunks read one by one, raw and wrapped: peak memory
+   (tracemalloc) and time per chunk; what a byte stream still holds per piece at its end.
 3. ``import normalize_errors`` against ``import litellm`` and the vendor SDKs, each in a
    fresh interpreter.
 4. The circuit breaker's cost per call (``CircuitBreaker.call`` around a function that does
@@ -257,6 +258,59 @@ def openai_client(chunks: int = 0) -> Any:
     )
 
 
+MESSAGE = json.dumps(
+    {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "Hello there."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
+).encode()
+
+
+def anthropic_client() -> Any:
+    """A real Anthropic client answering from memory."""
+    import anthropic
+
+    httpx = http_library("anthropic")
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, content=MESSAGE, headers={"content-type": "application/json"})
+
+    return anthropic.Anthropic(
+        api_key="sk-ant-bench", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+
+
+def chat_stream_client(chunks: int) -> Any:
+    """A real OpenAI client whose streams are ``chunks`` text chunks and a finish chunk, each
+    a fresh piece of the body (as a network read is), so the body itself is never held."""
+    import openai
+
+    httpx = http_library("openai")
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    piece = json.dumps({**base, "choices": [{"index": 0, "delta": {"content": "x"}}]})
+    last = json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+
+    def body() -> Any:
+        for _ in range(chunks):
+            yield f"data: {piece}\n\n".encode()
+        yield f"data: {last}\n\ndata: [DONE]\n\n".encode()
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, content=body(), headers={"content-type": "text/event-stream"})
+
+    return openai.OpenAI(
+        api_key="sk-bench",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+
+
 def kept_per_chunk(open_stream: Callable[[], Any], chunks: int) -> float:
     """The bytes a stream still holds per chunk once read to its end (while it is alive):
     traced memory after the last chunk less traced memory once the stream was opened."""
@@ -286,11 +340,16 @@ def byte_stream_client(chunks: int, size: int) -> Any:
 def interleaved(
     a: Callable[[], Any], b: Callable[[], Any], number: int, repeat: int
 ) -> tuple[float, float]:
-    """Median per-call seconds of ``a`` and ``b``, measured alternately to share drift."""
+    """Median per-call seconds of ``a`` and ``b``, measured alternately to share drift (which
+    goes first alternates too)."""
     runs_a, runs_b = [], []
-    for _ in range(repeat):
-        runs_a.append(per_call(a, number, 1))
-        runs_b.append(per_call(b, number, 1))
+    for turn in range(repeat):
+        if turn % 2:
+            runs_b.append(per_call(b, number, 1))
+            runs_a.append(per_call(a, number, 1))
+        else:
+            runs_a.append(per_call(a, number, 1))
+            runs_b.append(per_call(b, number, 1))
     return statistics.median(runs_a), statistics.median(runs_b)
 
 
@@ -303,80 +362,147 @@ class Chunk:
         self.choices: list[Any] = []
 
 
-def bench_wrap(quick: bool) -> dict[str, Any]:
-    """Section 2: wrapped against raw on the success path, and per-chunk stream cost."""
-    number, repeat = (100, 5) if quick else (500, 15)
-    # One client, called raw and through wrap(): two clients of the same making differ by a few
-    # per cent from each other (where their objects lie in memory), more than wrap() costs.
-    raw = openai_client()
+def stubbed(client: Any, sdk: str) -> Callable[[Any], Any]:
+    """``client`` with its generating method replaced by one that returns a parsed result at
+    once (set on the resource object, where the wrapper finds it): what is left of a call is
+    the wrapper's own work. Returns the call to time, given a client."""
+    import anthropic
+    import openai
+
+    if sdk == "openai":
+        result: Any = openai.types.chat.ChatCompletion.model_validate_json(COMPLETION)
+        client.chat.completions.create = lambda **kwargs: result
+        messages = [{"role": "user", "content": "Hi"}]
+        return lambda c: c.chat.completions.create(model="m", messages=messages)
+    result = anthropic.types.Message.model_validate_json(MESSAGE)
+    client.messages.create = lambda **kwargs: result
+    messages = [{"role": "user", "content": "Hi"}]
+    return lambda c: c.messages.create(model="m", max_tokens=64, messages=messages)
+
+
+def own_work(sdk: str, number: int, repeat: int) -> dict[str, float]:
+    """The wrapper's own µs per call on ``sdk``'s stubbed generating method (see ``stubbed``);
+    for OpenAI also a tight wrapper's: a bound method looked up once, a try/except and one
+    ``isinstance`` on the result (the floor any wrapper pays)."""
+    raw = openai_client() if sdk == "openai" else anthropic_client()
+    call = stubbed(raw, sdk)
     wrapped = wrap(raw)
+    call(wrapped)
+    plain, through = interleaved(lambda: call(raw), lambda: call(wrapped), number, repeat)
+    out = {f"{sdk}_stub_raw_us": plain * 1e6, f"{sdk}_own_us": (through - plain) * 1e6}
+    if sdk == "openai":
+        method = raw.chat.completions.create
+        messages = [{"role": "user", "content": "Hi"}]
+
+        def tight() -> Any:
+            try:
+                result = method(model="m", messages=messages)
+            except Exception:
+                raise
+            if isinstance(result, str):  # pragma: no cover - the one check it makes
+                raise TypeError(result)
+            return result
+
+        plain, floor = interleaved(lambda: call(raw), tight, number, repeat)
+        out["tight_own_us"] = (floor - plain) * 1e6
+    return out
+
+
+def chat_stream(chunks: int, repeat: int, peaks: int) -> dict[str, float]:
+    """A chat stream of ``chunks`` chunks read one by one, raw and wrapped: the peak memory
+    each takes while read (tracemalloc; the median of ``peaks`` reads each, in turn: a single
+    peak moves by a few KiB from read to read, as much as the wrapper adds), and the time per
+    chunk (measured in turn, which goes first alternating; the median of the runs)."""
     messages = [{"role": "user", "content": "Hi"}]
 
-    def call_raw() -> None:
-        raw.chat.completions.create(model="m", messages=messages)
-
-    def call_wrapped() -> None:
-        wrapped.chat.completions.create(model="m", messages=messages)
-
-    call_wrapped()
-    raw_s, wrapped_s = interleaved(call_raw, call_wrapped, number, repeat)
-    # The difference itself: blocks of 20 calls, raw and wrapped in turn (which goes first
-    # alternates), the median of the pairs' ratios, so that a slice of time the machine gives
-    # to another process falls on both sides of a pair or is left out by the median.
-    ratios = []
-    for pair in range(60 if quick else 300):
-        first, second = (call_raw, call_wrapped) if pair % 2 else (call_wrapped, call_raw)
-        one, two = per_call(first, 20, 1), per_call(second, 20, 1)
-        raw_block, wrapped_block = (one, two) if pair % 2 else (two, one)
-        ratios.append(wrapped_block / raw_block)
-    paired = (statistics.median(ratios) - 1) * 100
-
-    # The wrapper's own work per call, apart from the SDK's: the proxied lookups and the
-    # check of the result (the end-to-end difference above is within the machine's noise).
-    result = raw.chat.completions.create(model="m", messages=messages)
-    from normalize_errors._facade import diagnose
-
-    def own_work() -> None:
-        wrapped.chat.completions.create  # noqa: B018 - the proxied attribute lookups
-        diagnose(result)
-
-    own = per_call(own_work, number * 20, repeat)
-
-    chunks = 2000
-    raw_stream_client, wrapped_stream_client = openai_client(chunks), wrap(openai_client(chunks))
-
-    def consume(client: Any) -> None:
+    def read(client: Any) -> None:
         for _ in client.chat.completions.create(model="m", messages=messages, stream=True):
             pass
 
-    stream_raw, stream_wrapped = interleaved(
-        lambda: consume(raw_stream_client), lambda: consume(wrapped_stream_client), 3, repeat
-    )
+    raw, wrapped = chat_stream_client(chunks), wrap(chat_stream_client(chunks))
+    for warm in (chat_stream_client(50), wrap(chat_stream_client(50))):
+        read(warm)  # imports and first-use caches, which are no stream's
 
-    # The memory each stream still holds per chunk at its end, raw and wrapped: a generating
-    # stream keeps its chunks for the end-of-stream check; a byte stream keeps nothing.
-    def chat_stream(client: Any) -> Callable[[], Any]:
-        return lambda: client.chat.completions.create(model="m", messages=messages, stream=True)
+    def peak(client: Any) -> int:
+        tracemalloc.start()
+        try:
+            read(client)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    raw_peaks, wrapped_peaks = [], []
+    for _ in range(peaks):
+        raw_peaks.append(peak(raw))
+        wrapped_peaks.append(peak(wrapped))
+    peak_raw, peak_wrapped = statistics.median(raw_peaks), statistics.median(wrapped_peaks)
+    raw_s, wrapped_s = interleaved(lambda: read(raw), lambda: read(wrapped), 1, repeat)
+    return {
+        "chat_stream_chunks": chunks,
+        "chat_stream_peak_reads": peaks,
+        "chat_stream_raw_peak_bytes": peak_raw,
+        "chat_stream_wrapped_peak_bytes": peak_wrapped,
+        "chat_stream_peak_ratio": peak_wrapped / peak_raw,
+        "chat_stream_raw_us_per_chunk": raw_s / chunks * 1e6,
+        "chat_stream_wrapped_us_per_chunk": wrapped_s / chunks * 1e6,
+        "chat_stream_time_ratio": wrapped_s / raw_s,
+    }
+
+
+def bench_wrap(quick: bool) -> dict[str, Any]:
+    """Section 2: wrapped against raw on the success path, the wrapper's own work per call,
+    and streams: a long chat stream's memory and time, what byte streams hold."""
+    number, repeat = (100, 5) if quick else (500, 15)
+    # One client, called raw and through wrap(): two clients of the same making differ by a few
+    # per cent from each other (where their objects lie in memory), more than wrap() costs.
+    messages = [{"role": "user", "content": "Hi"}]
+    calls: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {}
+    raw, claude = openai_client(), anthropic_client()
+    wrapped, wrapped_claude = wrap(raw), wrap(claude)
+    calls["openai"] = (
+        lambda: raw.chat.completions.create(model="m", messages=messages),
+        lambda: wrapped.chat.completions.create(model="m", messages=messages),
+    )
+    calls["anthropic"] = (
+        lambda: claude.messages.create(model="m", max_tokens=64, messages=messages),
+        lambda: wrapped_claude.messages.create(model="m", max_tokens=64, messages=messages),
+    )
+    figures: dict[str, Any] = {}
+    for sdk, (call_raw, call_wrapped) in calls.items():
+        call_wrapped()
+        raw_s, wrapped_s = interleaved(call_raw, call_wrapped, number, repeat)
+        # The difference itself: blocks of 20 calls, raw and wrapped in turn (which goes first
+        # alternates), the median of the pairs' ratios, so that a slice of time the machine
+        # gives to another process falls on both sides of a pair or is left out by the median.
+        ratios = []
+        for pair in range(60 if quick else 300):
+            first, second = (call_raw, call_wrapped) if pair % 2 else (call_wrapped, call_raw)
+            one, two = per_call(first, 20, 1), per_call(second, 20, 1)
+            raw_block, wrapped_block = (one, two) if pair % 2 else (two, one)
+            ratios.append(wrapped_block / raw_block)
+        figures[f"{sdk}_call_raw_us"] = raw_s * 1e6
+        figures[f"{sdk}_call_wrapped_us"] = wrapped_s * 1e6
+        figures[f"{sdk}_call_ratio"] = statistics.median(ratios)
+
+    for sdk in ("openai", "anthropic"):
+        figures.update(own_work(sdk, number * 20, repeat))
+    figures.update(chat_stream(20_000 if quick else 100_000, 3 if quick else 5, 1 if quick else 3))
+
+    # What a byte stream still holds per piece at its end, raw and wrapped: nothing either way.
+    pieces, piece = 2000, 4096
 
     def byte_stream(client: Any) -> Callable[[], Any]:
         return lambda: client.send(
             client.build_request("GET", "https://x.test/"), stream=True
         ).iter_bytes()
 
-    piece = 4096
-    kept = {
-        "stream_raw_kept_bytes_per_chunk": kept_per_chunk(chat_stream(raw_stream_client), chunks),
-        "stream_wrapped_kept_bytes_per_chunk": kept_per_chunk(
-            chat_stream(wrapped_stream_client), chunks
-        ),
-        "bytes_piece": piece,
-        "bytes_raw_kept_bytes_per_chunk": kept_per_chunk(
-            byte_stream(byte_stream_client(chunks, piece)), chunks
-        ),
-        "bytes_wrapped_kept_bytes_per_chunk": kept_per_chunk(
-            byte_stream(wrap(byte_stream_client(chunks, piece))), chunks
-        ),
-    }
+    figures["bytes_pieces"], figures["bytes_piece"] = pieces, piece
+    figures["bytes_raw_kept_bytes_per_chunk"] = kept_per_chunk(
+        byte_stream(byte_stream_client(pieces, piece)), pieces
+    )
+    figures["bytes_wrapped_kept_bytes_per_chunk"] = kept_per_chunk(
+        byte_stream(wrap(byte_stream_client(pieces, piece))), pieces
+    )
 
     # The proxy's own cost per chunk, without SSE parsing: iterate prebuilt chunks.
     from normalize_errors._wrap import _Options
@@ -395,19 +521,8 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
             pass
 
     bare, through = interleaved(plain, proxied, 1, repeat)
-    return {
-        "call_raw_us": raw_s * 1e6,
-        "call_wrapped_us": wrapped_s * 1e6,
-        "call_overhead_pct": (wrapped_s / raw_s - 1) * 100,
-        "call_overhead_paired_pct": paired,
-        "wrapper_own_us": own * 1e6,
-        "wrapper_own_pct": own / raw_s * 100,
-        "stream_chunks": chunks,
-        "stream_raw_us_per_chunk": stream_raw / chunks * 1e6,
-        "stream_wrapped_us_per_chunk": stream_wrapped / chunks * 1e6,
-        "proxy_us_per_chunk": (through - bare) / len(items) * 1e6,
-        **kept,
-    }
+    figures["proxy_us_per_chunk"] = (through - bare) / len(items) * 1e6
+    return figures
 
 
 IMPORTS = [
@@ -625,21 +740,29 @@ def report(figures: dict[str, Any]) -> str:
             "",
         ]
     w = figures["wrap"]
+    mib = 1 << 20
     out += [
-        "2. wrap(): the success path on an in-memory transport (OpenAI chat.completions.create)",
+        "2. wrap(): the success path on an in-memory transport, the wrapper's own work, streams",
         "",
-        f"   raw client     {w['call_raw_us']:8.1f} µs per call",
-        f"   wrapped client {w['call_wrapped_us']:8.1f} µs per call   "
-        f"({w['call_overhead_pct']:+.2f}%)",
-        f"   wrapped against raw, paired blocks of 20 calls (median ratio): "
-        f"{w['call_overhead_paired_pct']:+.2f}%",
-        f"   the wrapper's own work per call (lookups and result check): "
-        f"{w['wrapper_own_us']:.2f} µs ({w['wrapper_own_pct']:.2f}% of a raw call)",
-        f"   stream of {w['stream_chunks']} chunks: raw {w['stream_raw_us_per_chunk']:.2f} µs, "
-        f"wrapped {w['stream_wrapped_us_per_chunk']:.2f} µs per chunk; held at its end: "
-        f"raw {w['stream_raw_kept_bytes_per_chunk']:.0f} B, "
-        f"wrapped {w['stream_wrapped_kept_bytes_per_chunk']:.0f} B per chunk",
-        f"   byte stream of {w['stream_chunks']} pieces of {w['bytes_piece']} B (iter_bytes): "
+    ]
+    for sdk, name in (("openai", "chat.completions.create"), ("anthropic", "messages.create")):
+        out.append(
+            f"   {sdk} {name}: raw {w[f'{sdk}_call_raw_us']:.1f} µs, wrapped "
+            f"{w[f'{sdk}_call_wrapped_us']:.1f} µs per call; wrapped/raw, paired blocks of 20 "
+            f"calls (median ratio): {w[f'{sdk}_call_ratio']:.3f}"
+        )
+    out += [
+        f"   the wrapper's own work per call (a stubbed method: no transport, no parsing): "
+        f"openai {w['openai_own_us']:.2f} µs, anthropic {w['anthropic_own_us']:.2f} µs; "
+        f"a tight wrapper (bound method, try/except, one isinstance): {w['tight_own_us']:.2f} µs",
+        f"   chat stream of {w['chat_stream_chunks']} chunks read one by one: peak memory (median "
+        f"of {w['chat_stream_peak_reads']} reads) raw "
+        f"{w['chat_stream_raw_peak_bytes'] / mib:.3f} MiB, wrapped "
+        f"{w['chat_stream_wrapped_peak_bytes'] / mib:.3f} MiB "
+        f"({w['chat_stream_peak_ratio']:.3f}x); "
+        f"per chunk raw {w['chat_stream_raw_us_per_chunk']:.2f} µs, wrapped "
+        f"{w['chat_stream_wrapped_us_per_chunk']:.2f} µs ({w['chat_stream_time_ratio']:.3f}x)",
+        f"   byte stream of {w['bytes_pieces']} pieces of {w['bytes_piece']} B (iter_bytes): "
         f"held at its end: raw {w['bytes_raw_kept_bytes_per_chunk']:.0f} B, "
         f"wrapped {w['bytes_wrapped_kept_bytes_per_chunk']:.0f} B per chunk",
         f"   the proxy's own cost per chunk: {w['proxy_us_per_chunk']:.3f} µs",

@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 
     from ._normalized import normalized
     from ._rules import Rule, rule
-    from ._types import Advice, Limit, Location, Origin
+    from ._types import Advice, Limit, Location, Origin, StreamSummary
     from ._wrap import wrap
 
 __all__ = [
@@ -122,6 +122,7 @@ __all__ = [
     "RunCancelledError",
     "RunTimeoutError",
     "SandboxViolationError",
+    "StreamSummary",
     "ToolError",
     "ToolExecutionFailedError",
     "ToolNotAvailableError",
@@ -168,7 +169,7 @@ del _name
 
 def __getattr__(name: str) -> Any:
     # Loaded on first use: wrap() needs inspect and the adapters' registry, rule() the rule
-    # tables' machinery (dataclasses, json), the four member types typing: a plain import
+    # tables' machinery (dataclasses, json), the member types typing: a plain import
     # pays for none of them.
     if name == "wrap":
         from ._wrap import wrap
@@ -182,7 +183,7 @@ def __getattr__(name: str) -> Any:
         from . import _rules
 
         return _exported(getattr(_rules, name))
-    if name in ("Advice", "Origin", "Limit", "Location"):  # they need typing: the same
+    if name in ("Advice", "Origin", "Limit", "Location", "StreamSummary"):  # typing: the same
         from . import _types
 
         return _exported(getattr(_types, name))

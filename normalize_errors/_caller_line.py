@@ -32,8 +32,9 @@ def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
     warnings of modules other than ``__main__``. Running the call from a copy of ``_invoke``
     that carries the caller's globals, file name and line makes the warning read, and be
     filtered, exactly as without ``wrap()``. One copy per calling line is kept (``_AS_CALLER``)
-    and serves the namespace it was made for: the same file and line run in another namespace
-    (a code agent's step, run again in a fresh one) gets a copy of its own, which replaces it.
+    and serves the namespace it was made for (the same warning registry and module name):
+    the same file and line run in another namespace (a code agent's step, run again in a
+    fresh one) gets a copy of its own, which replaces it.
     A copy's globals are only what the warnings machinery reads of the caller's (see
     ``_caller_globals``), never the caller's namespace itself: a code agent that runs each
     step in a fresh namespace keeps none of them alive.
@@ -43,8 +44,12 @@ def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
     namespace = frame.f_globals
     key = (filename, line)
     found = _AS_CALLER.get(key)
-    if found is not None and _serves(found, namespace):
-        return found
+    if found is not None:  # does it serve this namespace: its registry and module name?
+        kept = found.__globals__
+        if kept["__warningregistry__"] is namespace.get("__warningregistry__") and kept.get(
+            "__name__"
+        ) == namespace.get("__name__"):
+            return found
     first = line - (_INVOKE_LINE - _invoke.__code__.co_firstlineno)
     if first < 1:
         return _invoke
@@ -53,14 +58,6 @@ def _as_caller(frame: FrameType) -> Callable[[Any, Any, Any], Any]:
     if found is not None or len(_AS_CALLER) < _KEPT:
         _AS_CALLER[key] = made
     return made
-
-
-def _serves(copy: FunctionType, namespace: dict[str, Any]) -> bool:
-    """Whether ``copy`` was made for a caller whose globals are ``namespace``: it records
-    warnings in that namespace's registry, under its module name."""
-    kept = copy.__globals__
-    same_registry = kept["__warningregistry__"] is namespace.get("__warningregistry__")
-    return same_registry and kept.get("__name__") == namespace.get("__name__")
 
 
 _CALLER_NAMES: Final = ("__name__", "__spec__", "__loader__", "__file__", "__package__")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar, Final, TypeVar
 
-    from ._types import Advice, Limit, Location, Origin
+    from ._types import Advice, Limit, Location, Origin, StreamSummary
 
     _E = TypeVar("_E", bound="HarnessError")
 
@@ -82,13 +82,15 @@ class HarnessError(Exception):
     on security), so no credential leaves through attributes, ``str()``, ``repr()`` or
     ``to_dict()``.
 
-    Example::
+    For example:
 
-        try:
-            ...
-        except HarnessError as err:
-            if err.advice == "retry":
-                time.sleep(err.retry_after or 1.0)
+    ```python
+    try:
+        ...
+    except HarnessError as err:
+        if err.advice == "retry":
+            time.sleep(err.retry_after or 1.0)
+    ```
     """
 
     code: str
@@ -191,8 +193,6 @@ class HarnessError(Exception):
         """True when the object was received from another party (``from_dict``)."""
         self.result: Any = None
         """The SDK result whose stop reason raised this error, when there is one."""
-        self.chunks: list[Any] | None = None
-        """The stream chunks received before a stream failed, when there are any."""
         super().__init__(*(() if self._detail is None else (self._detail,)))
 
     # -- members with an explicit value and an effective one -----------------------------
@@ -314,6 +314,16 @@ class HarnessError(Exception):
     @upstream.setter
     def upstream(self, value: Mapping[str, Any] | None) -> None:
         self._upstream = (None if value is None else _object(value)) or {}
+
+    @property
+    def stream(self) -> StreamSummary | None:
+        """What a stream had delivered when it failed (``upstream["stream"]``), or ``None``
+        for an error raised by no stream: ``api``, ``chunks`` and ``output_chars`` that
+        reached the caller, ``phase`` (``before_output``, ``text``, ``tool_call``, ``done``),
+        ``terminal`` (whether its terminal event came), and where known ``stop_reason``,
+        ``tool_call``, ``usage`` and ``text`` (the output so far, when the caller asked)."""
+        found = self._upstream.get("stream")
+        return found if isinstance(found, dict) else None  # type: ignore[return-value]
 
     @property
     def causes(self) -> list[HarnessError]:
@@ -518,7 +528,7 @@ class HarnessError(Exception):
         cause = state.pop("__cause__", None)
         if isinstance(cause, _ExceptionCopy):  # copy.copy: the state was not pickled
             cause = cause.exc
-        self.result = self.chunks = None
+        self.result = None
         self._quota = None  # a pickle made before errors had a quota
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)

@@ -352,16 +352,25 @@ def diagnose(
         if name is None or name == "http":
             return None
         reader: Adapter = _routing().adapter(name)
+    except Exception as bug:
+        return unreadable_result(bug, provider)
+    try:
         return reader.diagnose(result, tools)
     except Exception as bug:
-        return HarnessInternalError(
-            f"normalize-errors could not read a result ({type(bug).__name__}).",
-            retryable=False,
-            upstream={
-                "exception": type(bug).__name__,
-                **({"provider": provider} if provider else {}),
-            },
-        )
+        return unreadable_result(bug, provider)
+
+
+def unreadable_result(bug: Exception, provider: str | None) -> HarnessError:
+    """What a result no reader could read gives (``diagnose``'s answer to a reader's bug,
+    and ``wrap()``'s, which calls a client's reader itself): ``harness.internal_error``."""
+    return HarnessInternalError(
+        f"normalize-errors could not read a result ({type(bug).__name__}).",
+        retryable=False,
+        upstream={
+            "exception": type(bug).__name__,
+            **({"provider": provider} if provider else {}),
+        },
+    )
 
 
 def diagnose_stream(
@@ -371,17 +380,24 @@ def diagnose_stream(
 
     ``chunks`` are what the SDK's stream yielded (chat chunks, Responses or Anthropic events,
     Gemini responses), in order, or a recorded stream body (text or bytes: the JSON of its
-    ``data:`` lines, or of its NDJSON lines). ``provider`` names the SDK that made them; left
-    out, the events' shape decides (``None`` when no event has a known shape). The final
-    stop reason is read like a non-stream result's: a stream cut at the token limit is
-    ``output.truncated`` as its result would be.
+    ``data:`` lines, or of its NDJSON lines, and its ``data: [DONE]``). ``provider`` names the
+    SDK that made them; left out, the events' shape decides (``None`` when no event has a
+    known shape). They are fed to the protocol's state machine (``_stream_state``), then its
+    end is read: an error the stream carried; the final stop reason, read like a
+    non-stream result's (a stream stopped at the token limit is ``output.truncated`` as its
+    result would be); or, for chunks that end without the protocol's terminal event after
+    the first one, the cut (``upstream.invalid_response``).
     """
     provider = _provider_name(provider)
     try:
         if isinstance(chunks, (str, bytes, bytearray, memoryview)):
             from ._http_wire import stream_events
+            from ._stream_state import DONE_MARK
 
-            chunks = stream_events(body_text(chunks))
+            text = body_text(chunks)
+            chunks = stream_events(text)
+            if "data: [DONE]" in text or "data:[DONE]" in text:  # the SDKs do not yield it
+                chunks.append(DONE_MARK)
         if provider is None:
             chunks = chunks if isinstance(chunks, list) else list(chunks)
             provider = _routing().provider_of_stream(chunks)

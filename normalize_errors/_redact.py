@@ -20,14 +20,17 @@ What is recognised (each replaced by ``[REDACTED]``):
   a word start;
 * keys hard-wrapped across lines (``\\n``, ``\\r\\n`` or an escaped ``\\n`` inside them);
 * ``Bearer`` / ``Basic`` credentials (also ``Bearer%20...`` and ``Bearer+...``);
-* the whole value of ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and
-  ``Set-Cookie`` (any scheme, every cookie) up to the end of the line or quoted string;
-* the value of credential-named fields written ``name: value``, ``name=value`` or
-  ``"name": "value"`` (any case, ``-`` or ``_``): ``api_key``, ``x-api-key``,
-  ``x-goog-api-key``, ``access_token`` and every other ``*_token``, ``client_secret``,
-  ``password``, ``secret_key``, ``private_key``...; and of the short names ``key``,
-  ``token``, ``secret``, ``sig``, ``signature``, ``credential`` written ``name=value`` (as
-  in a query string, ``?key=``, ``#key=``, ``;token=``, ``key%3D...``) or ``"name": value``;
+* the value written after a name ``secret_name`` accepts (the one rule for names, in
+  ``_secret_names``: ``SecretAccessKey``, ``SessionToken``, ``AccountKey``, ``x-api-key``,
+  ``client_secret``, ``sig``...), as JSON, a repr, JSON inside JSON strings, ``name=value``,
+  ``name: value``, a ``;``-separated connection string or a query. A quoted value to its
+  closing quote of the same kind (at most ``QUOTED_MOST`` characters), blanks, ``;`` and
+  escapes included; an unquoted one to a blank or one of ``"'`,;&}<>\\``, and the value of an
+  ``Authorization``, ``Proxy-Authorization``, ``Cookie`` or ``Set-Cookie`` header to the end
+  of its line. A bare prose word (``_PROSE``: "Unexpected token: foo") before an unquoted
+  colon and value is no field;
+* the body of a PEM private key (``-----BEGIN ... PRIVATE KEY-----``) to its END line, or to
+  the end of the text read when it was cut before it;
 * the user information of a URL (``https://user:password@host``).
 
 Every pattern runs in linear time on a text cut to a stated bound first (``PATTERNS`` lists
@@ -45,6 +48,7 @@ subclass is read as its characters, whatever its ``__hash__``, ``__eq__``, ``len
 from __future__ import annotations
 
 from ._lazy import LazyPattern
+from ._secret_names import _SECRET_WORDS, ENDINGS, secret_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,164 +76,6 @@ MAX_REDACT: Final = 16_384
 """Longest text ``redact`` returns; a longer text is redacted, then cut there (marked ``…``)."""
 MARGIN: Final = 512
 """Characters read past a cut, so a key that straddles the cut is recognised whole first."""
-
-_SECRET_NAMES: Final = frozenset(
-    {
-        "authorization",
-        "proxyauthorization",
-        "cookie",
-        "setcookie",
-        "key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "sig",
-        "signature",
-        "credential",
-        "credentials",
-    }
-)
-_SECRET_SUFFIXES: Final = (
-    "apikey",
-    "token",
-    "secret",
-    "password",
-    "accesskey",
-    "secretkey",
-    "privatekey",
-    "authorization",
-)
-
-
-_NOT_SECRET: Final = frozenset(
-    {"pagetoken", "nextpagetoken", "continuationtoken", "nexttoken", "cursortoken"}
-)
-"""Names that end like a secret's but name a position in a listing or a stream: kept."""
-
-_SECRET_PARTS: Final = frozenset(
-    {
-        "key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "passphrase",
-        "sig",
-        "signature",
-        "credential",
-        "credentials",
-        "auth",
-        "authorization",
-        "cookie",
-        "session",
-    }
-)
-"""A name whose last part (after ``-``, ``_``, a space, a dot or a lower-to-upper case change) is
-one of these names a secret: ``Ocp-Apim-Subscription-Key``, ``X-Functions-Key``,
-``x-portkey-virtual-key``, ``X-Amz-Signature``, ``X-Amz-Security-Token``, ``client_secret``,
-``accessToken``. Plurals other than ``credentials`` are counts, not secrets:
-``x-ratelimit-remaining-tokens``, ``max_tokens``."""
-
-_SECRET_WORDS: Final = (
-    "auth",
-    "cookie",
-    "key",
-    "token",
-    "secret",
-    "passw",
-    "passphrase",
-    "sig",
-    "credential",
-    "session",
-)
-"""Every secret name holds one of these."""
-
-
-def secret_name(name: object) -> bool:
-    """Whether a mapping key, header or parameter name says its value is secret.
-
-    The one rule for names, used by ``sanitize``, pickles (``scrub``), the recorder and
-    ``redact``'s ``name: value`` fields: any case, ``-``, ``_`` or spaces; the name's last
-    part is a secret word (``_SECRET_PARTS``), or the whole name is one of the compound
-    ones (``apikey``, ``accesstoken``, ``secretkey``...). ``Authorization``,
-    ``"authorization "``, ``X-Api-Key``, ``Ocp-Apim-Subscription-Key``, ``X-Amz-Signature``,
-    ``client_secret``, ``Cookie``... are secret; ``x-ratelimit-remaining-tokens``,
-    ``anthropic-ratelimit-input-tokens-remaining``, ``retry-after``, ``x-request-id``,
-    ``pageToken`` are not.
-    """
-    if type(name) is str:
-        known = _PLAIN_NAMES.get(name)
-        if known is not None:
-            return known
-        if _plain(name):  # no credential can be in it: safe to remember
-            known = _secret_name(name)
-            if len(_PLAIN_NAMES) < 4096:
-                _PLAIN_NAMES[name] = known
-            return known
-    return _secret_name(name)
-
-
-def _plain(name: str) -> bool:
-    """Whether ``name`` (a plain ``str``) is a name that no credential can be in.
-
-    That is a short identifier (under 16 characters: no key is that short, and a field needs
-    a separator), or a header name as ``lower_headers`` makes them (``x-ratelimit-remaining-
-    tokens``): at most 64 lower-case ASCII letters and digits in parts of 1 to 15 joined by
-    ``-``, without ``sk-``. No key shape fits in it (every one needs ``sk-``, an upper-case
-    letter, ``_``, ``.`` or a run of 16 letters or digits), nor any field (every one needs
-    ``=``, ``:``, ``%``, ``@``, ``+`` or a blank), nor a random token of 16 characters.
-    """
-    if len(name) < 16 and name.isidentifier():
-        return True
-    if len(name) > 64 or not name.isascii() or not name.islower() or "sk-" in name:
-        return False
-    return all(0 < len(part) < 16 and part.isalnum() for part in name.split("-"))
-
-
-_PLAIN_NAMES: dict[str, bool] = {}
-"""``secret_name`` of the names no credential can be in (``_plain``: ``value``, ``token``,
-``x_api_key``, ``x-ratelimit-remaining-tokens``...), at most 4,096 of them: what it keeps
-alive is names of that shape alone."""
-
-
-def _last_part(name: str) -> str:
-    """The last part of ``name``, lowered: after the last separator or case change
-    (``X-Amz-Signature``, ``XFunctionsKey``, ``X-API-KEY``, ``accessToken``)."""
-    end = i = len(name)
-    while i and (name[i - 1].islower() or name[i - 1].isdigit()):
-        i -= 1
-    if i < end:
-        if i and name[i - 1].isupper():
-            i -= 1
-    else:
-        while i and name[i - 1].isupper():
-            i -= 1
-    return name[i:end].lower()
-
-
-def _secret_name(name: object) -> bool:
-    if isinstance(name, (bytes, bytearray)):
-        name = bytes(name[:256]).decode("latin-1")
-    if not isinstance(name, str):
-        return False
-    name = str.__str__(name)[:256].strip()  # a subclass's own methods could hide the name
-    low = name.lower()
-    for word in _SECRET_WORDS:  # most names hold none of them: decided in a few scans
-        if word in low:
-            break
-    else:
-        return False
-    flat = low.replace("-", "").replace("_", "").replace(" ", "").replace(".", "")
-    if flat in _NOT_SECRET:
-        return False
-    return (
-        flat in _SECRET_NAMES
-        or flat.endswith(_SECRET_SUFFIXES)
-        or _last_part(name) in _SECRET_PARTS
-    )
-
 
 # -- the patterns ------------------------------------------------------------------------------
 #
@@ -279,66 +125,117 @@ KEY_SHAPES: Final = (
 )
 """The shapes of API keys and tokens (a regular expression), whatever surrounds them."""
 
-# A backtick quotes like a quote mark (Markdown, docstrings): "api_key=`...`" is the value
-# quoted, and "`api_key=`," names the argument with no value at all.
-_SEP: Final = r"""(?:\\?["'`])?[ \t]*(?::|=|%3[AaDd])[ \t]*(?:\\?["'`])?"""
-_QUOTED_SEP: Final = r"""(?:(?:=|%3[Dd])(?:\\?["'`])?|\\?["'`][ \t]*:[ \t]*(?:\\?["'`])?)"""
 
-_VALUE: Final = r"""([^\s"'`,;&}<>\\]+)"""
-"""A field's value: a greedy run that cannot fail once begun (at least one character)."""
-_REST: Final = r"""([^\r\n"'\\<>]+)"""
-"""A header's whole value, to the end of the line or quoted string; cannot fail once begun."""
+def _field(name: str, tail: str, gate: str = "") -> tuple[str, LazyPattern]:
+    """A context pattern, run only on text holding ``gate`` (default ``name``)."""
+    return gate or name, LazyPattern(name + tail)
 
 
-def _field(
-    name: str, tail: str, anchors: tuple[str, ...] = (), gate: str = ""
-) -> tuple[str, tuple[str, ...], LazyPattern]:
-    """A field pattern, run only on text holding ``gate`` (default ``name``) and one of
-    ``anchors`` (default ``name``)."""
-    return gate or name, anchors or (name,), LazyPattern(name + tail)
-
-
-def _quoted(name: str) -> tuple[str, ...]:
-    """The ways ``name`` can stand right before a quoted separator: ``=``, ``%3d``, a quote."""
-    return (name + "=", name + "%3d", name + '"', name + "'", name + "`", name + "\\")
-
-
-# Field contexts, each run only on text holding its literal name, on the text lowered (ASCII
-# letters only, so positions agree: case-insensitive patterns run many times slower). Each
-# starts with its literal name (the engine searches for it) and checks what stands before the
-# name with fixed-width lookbehinds after it; group 1 is what is replaced. Linear: the name
-# occurs at disjoint places, a separator is of bounded shape (its blanks are one run), and
-# the value is a greedy run that cannot fail once begun, or (userinfo) ends at the first
-# '/', which every start '://' holds, so runs from different starts never overlap.
+# Credentials known by what stands before them rather than by a name: a Bearer or Basic
+# credential, and URL user information. Each runs only on text holding its literal gate, on
+# the text lowered (ASCII letters only, so positions agree: case-insensitive patterns run many
+# times slower); group 1 is what is replaced. Linear: Bearer and Basic start with their literal
+# word (its occurrences are disjoint), checked by a fixed-width lookbehind after it, then a
+# separator of bounded shape and a greedy run that cannot fail once begun; user information
+# ends at the first '/', which every start '://' holds, so runs from different starts never
+# overlap.
 _FIELDS: Final = (
     _field("bearer", r"(?<![a-z0-9]bearer)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
     _field("basic", r"(?<![a-z0-9]basic)(?:[ \t]+|%20|\+)([a-z0-9._~+/=-]{8,})"),
-    # Authorization (also Proxy-), Cookie (also Set-): the whole value, any scheme, all cookies.
-    _field("authorization", rf"(?<![a-z0-9]authorization){_SEP}{_REST}"),
-    _field("cookie", rf"(?<![a-z0-9]cookie){_SEP}{_REST}"),
-    # x-api-key, api_key, apikey, x-goog-api-key, secret_access_key...: any separator; a bare
-    # "key" only as key=value or "key": value.
-    _field(
-        "key",
-        rf"(?:(?:(?<=[-_]key)|(?<=apikey)){_SEP}|(?<![a-z0-9]key){_QUOTED_SEP}){_VALUE}",
-        ("_key", "-key", "apikey", *_quoted("key")),
-    ),
-    _field(
-        "token",
-        rf"(?:(?<=[-_]token){_SEP}|(?<![a-z0-9]token){_QUOTED_SEP}){_VALUE}",
-        ("_token", "-token", *_quoted("token")),
-    ),
-    _field("secret", rf"(?<![a-z0-9]secret){_SEP}{_VALUE}"),
-    _field("passw", rf"(?:or)?d{_SEP}{_VALUE}"),
-    _field(
-        "sig",
-        rf"(?<![a-z0-9]sig)(?:nature)?{_QUOTED_SEP}{_VALUE}",
-        (*_quoted("sig"), "signature"),
-    ),
-    _field("credential", rf"(?<![a-z0-9]credential){_QUOTED_SEP}{_VALUE}"),
     # URL user information (user:password@), only in text holding an '@'.
     _field("://", r"""([^\s/?#@:"'<>\\]*(?::[^\s/?#@"'<>\\]*)?)@""", gate="@"),
 )
+
+# -- named values: one rule with secret_name ---------------------------------------------------
+#
+# A value is secret when the name written before it is: every name ``secret_name`` accepts ends
+# with a word of ``_SECRET_WORDS`` and one of its ``ENDINGS``, so one pattern per word finds
+# where such a name ends and the separator after it (group 1 the word, 2 a quote closing the
+# name, 3 the separator, 4 a quote opening the value); the name is read back from there
+# (``_secret_name_start``, at most ``_NAME_MOST`` characters) and ``secret_name`` decides.
+# Linear: a pattern starts with its literal word (its occurrences are disjoint) and its
+# separator is of bounded shape (its blanks one run); a value is read only after a secret
+# name, and a name inside a value already read is passed over.
+_ESCAPED_MOST: Final = 7
+"""Most backslashes before a quote that is read as a quote: JSON inside a JSON string (one),
+nested again (three, seven)."""
+_QUOTE: Final = rf"""(\\{{0,{_ESCAPED_MOST}}}["'`])"""
+_NAME_SEP: Final = rf"{_QUOTE}?[ \t]*(:|=|%3[ad])[ \t]*{_QUOTE}?"
+
+
+def _named(word: str) -> LazyPattern:
+    """``word`` and one of its ``ENDINGS`` (``passw(?:ord|d)``), then ``_NAME_SEP``."""
+    tails = ENDINGS[word]
+    return LazyPattern(
+        f"({word}{'(?:' + '|'.join(tails) + ')' if tails != ('',) else ''}){_NAME_SEP}"
+    )
+
+
+_NAMED: Final = {word: _named(word) for word in _SECRET_WORDS}
+"""Word -> the pattern of a name ending with it and the separator after the name."""
+
+_PROSE: Final = frozenset(
+    {"key", "token", "sig", "signature", "credential", "credentials", "auth", "session"}
+)
+"""Secret names that are also words of a sentence: alone, unquoted and before a colon with
+an unquoted value ("Unexpected token: foo", "the key: value pairs") they are prose, not a
+field; ``key=value``, ``"key": value`` and ``key: "value"`` are fields."""
+
+_VALUE: Final = LazyPattern(r"""[^\s"'`,;&}<>\\]+""")
+"""An unquoted value: a greedy run that cannot fail once begun (at least one character)."""
+_LINE: Final = LazyPattern(r"""[^\r\n"'\\<>]+""")
+"""The unquoted value of a header whose value is one credential however it is written
+(``Authorization``, ``Proxy-Authorization``: any scheme, ``Credential=..., Signature=...``;
+``Cookie``, ``Set-Cookie``: every cookie): to the end of the line or quoted string."""
+_WHOLE_LINE: Final = ("authorization", "cookie")
+"""How the names end whose unquoted value is the whole line (``_LINE``)."""
+
+QUOTED_MOST: Final = 4096
+"""Longest quoted value read after a secret name, from its opening quote to the closing one.
+
+Longer than any credential written in quotes: an RSA-4096 private key in PEM with escaped
+line breaks is about 3,300 characters, an AWS session token about 1,000; a longer key in PEM
+is redacted by its BEGIN and END lines (``_PEM``), a long JWT by its shape. A value whose
+closing quote does not come within it is redacted this far. The same bound as a string kept
+inside ``upstream`` (``_safe_copy.MAX_TEXT``)."""
+
+
+def _quoted(quote: str, level: int) -> LazyPattern:
+    """The value after an opening ``quote`` escaped ``level`` times (``"``, ``\\"`` in JSON
+    inside a JSON string, ``\\\\\\"`` one level deeper), up to its closing quote: the same
+    quote after a run of exactly ``level`` backslashes. Read (to ``QUOTED_MOST`` characters)
+    with ``match(text, pos, pos + QUOTED_MOST)``.
+
+    A quote after more backslashes is one escaped inside the value (``\\"`` in JSON, ``\\'``
+    in a repr) and never closes it; a quote after fewer ends the value (the string that held
+    it ended). Blanks, ``;``, escaped line breaks are part of the value. The branches exclude
+    each other: a character that is neither the quote nor a backslash; a whole run of
+    backslashes followed by neither; a run of more than ``level`` followed by the quote. A
+    run of backslashes is read by at most three attempts, and nothing follows the star: a
+    run that cannot fail once begun."""
+    q = quote
+    return LazyPattern(rf"(?:[^{q}\\]|\\+(?![\\{q}])|\\{{{level + 1},}}{q})*")
+
+
+_QUOTED: Final = {
+    (q, level): _quoted(q, level) for q in "\"'`" for level in range(_ESCAPED_MOST + 1)
+}
+"""(quote, its backslashes) -> the pattern of a value opened by that quote."""
+
+_NAME_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_MOST: Final = 64
+"""Longest name read back from where it ends; a longer one is judged by its last 64
+characters (a secret name's last part is what ``secret_name`` reads)."""
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+
+# -- PEM private keys ----------------------------------------------------------------------------
+#
+# The BEGIN line of a private key (PRIVATE KEY, RSA/EC/DSA/OPENSSH/ENCRYPTED PRIVATE KEY, PGP
+# PRIVATE KEY BLOCK), in lowered text: a literal start and a label of at most three bounded
+# words. The body after it, to the next END line (or, with none, the end of the text read),
+# is found with ``str.find``; the next search starts after it, so the text is read once.
+_PEM_GATE: Final = "-----begin"
+_PEM: Final = LazyPattern(r"-----begin (?:[a-z0-9]{1,16} ){0,3}private key(?: block)?-----")
 
 # Line breaks a hard-wrapped key may hold: a literal run of one or two, linear.
 _BREAKS: Final = LazyPattern(r"\r\n|\n|\r|\\r\\n|\\n")
@@ -378,20 +275,58 @@ PATTERNS: Final = (
             "separator of bounded shape, then a greedy run that cannot fail once begun "
             "(userinfo: runs end at '/', which every start '://' holds, so they never overlap)",
         )
-        for _, _, pattern in _FIELDS
+        for _, pattern in _FIELDS
+    ),
+    *(
+        (
+            f"redact: a name ending in {word!r} and its separator",
+            pattern,
+            _BOUND,
+            "a literal word and alternatives of literals, then a separator of bounded shape "
+            "(its blanks one run); the search resumes after it, or after a value it read",
+        )
+        for word, pattern in _NAMED.items()
+    ),
+    *(
+        (
+            f"redact: an unquoted value{label}",
+            pattern,
+            _BOUND,
+            "one greedy run of a character class, matched at one position: it cannot fail "
+            "once begun",
+        )
+        for label, pattern in (("", _VALUE), (" (a whole header line)", _LINE))
+    ),
+    *(
+        (
+            f"redact: a value quoted with {q!r} after {level} backslashes",
+            pattern,
+            "QUOTED_MOST (4,096) characters past its opening quote (the match's endpos), "
+            "within MAX_REDACT + MARGIN",
+            "matched at one position; a star of branches that exclude each other (a run of "
+            "backslashes read by at most three attempts), with nothing after it: a run that "
+            "cannot fail once begun",
+        )
+        for (q, level), pattern in _QUOTED.items()
+    ),
+    (
+        "redact: the BEGIN line of a PEM private key",
+        _PEM,
+        _BOUND,
+        "a literal start, at most three words of at most 16 characters, literals; its body "
+        "is found with str.find and the next search starts after it",
     ),
 )
 """Every pattern of this module: (name, pattern, the bound of its input, why it is linear)."""
 
 _KEY_ANCHORS: Final = ("sk-", "aiza", "ya29.", "eyj", "gsk_", "xai-", "hf_", "akia", "asia")
 """Lower-case text every key shape contains."""
-_GATES: Final = _KEY_ANCHORS + tuple(gate for gate, _, _ in _FIELDS)
+_GATES: Final = tuple(
+    dict.fromkeys((*_KEY_ANCHORS, *(gate for gate, _ in _FIELDS), *_SECRET_WORDS, _PEM_GATE))
+)
 """Text holding none of these is clean."""
 _KEY_ANCHOR_SET: Final = frozenset(_KEY_ANCHORS)
-_FIELDS_BY_GATE: Final[dict[str, tuple[tuple[tuple[str, ...], LazyPattern], ...]]] = {
-    gate: tuple((anchors, pattern) for g, anchors, pattern in _FIELDS if g == gate)
-    for gate, _, _ in _FIELDS
-}
+_FIELDS_BY_GATE: Final = dict(_FIELDS)
 _SHORTEST: Final = 5
 """No recognised credential form fits in fewer characters (``key=x``)."""
 _KEY_LEAST: Final = 19
@@ -425,14 +360,19 @@ def holds_key(text: str) -> bool:
     )
 
 
-def _spans(text: str, low: str | None = None) -> list[tuple[int, int]]:
-    """Where the credentials in ``text`` are (start, end), in no particular order.
+Span = tuple[int, int, int]
+"""Where a credential is (start, end) and where the evidence for it starts (its name, its
+prefix, its BEGIN line): ``redact_all`` starts a window there when a value runs past one."""
+
+
+def _spans(text: str, low: str | None = None) -> list[Span]:
+    """Where the credentials in ``text`` are, in no particular order.
 
     ``low`` is ``text`` lowered as ``_lower`` does (given by ``redact_together``, which lowers
     each text of a batch on its own); the field patterns run on it."""
     if low is None:
         low = _lower(text)
-    spans: list[tuple[int, int]] = []
+    spans: list[Span] = []
     hits = [gate for gate in _GATES if gate in low]  # one scan per gate, then only the hits
     broken = "\n" in text or "\r" in text or "\\n" in text or "\\r" in text
     keyed = not _KEY_ANCHOR_SET.isdisjoint(hits)
@@ -441,20 +381,98 @@ def _spans(text: str, low: str | None = None) -> list[tuple[int, int]]:
     if not hits and not keyed:
         return spans
     if keyed:
-        spans.extend(m.span() for m in _KEYS.compiled().finditer(text))
+        for match in _KEYS.compiled().finditer(text):
+            begin, end = match.span()
+            spans.append((begin, end, begin))
         if broken:
             spans.extend(_wrapped(text))
+    meaningful = _MEANINGFUL.compiled().search
     for gate in hits:
-        for anchors, pattern in _FIELDS_BY_GATE.get(gate, ()):
-            if _holds(low, anchors):
-                for match in pattern.compiled().finditer(low):
-                    begin, end = match.span(1)
-                    if _MEANINGFUL.compiled().search(low, begin, end):  # "`api_key=`." has no value
-                        spans.append((begin, end))
+        field = _FIELDS_BY_GATE.get(gate)
+        if field is not None:
+            for match in field.compiled().finditer(low):
+                begin, end = match.span(1)
+                if meaningful(low, begin, end):
+                    spans.append((begin, end, match.start()))
+        named = _NAMED.get(gate)
+        if named is not None:
+            _named_values(text, low, named, spans)
+    if _PEM_GATE in hits:
+        _pem_bodies(low, spans)
     return spans
 
 
-def _wrapped(text: str) -> list[tuple[int, int]]:
+def _named_values(text: str, low: str, pattern: LazyPattern, spans: list[Span]) -> None:
+    """Add to ``spans`` the values written after a secret name (``secret_name``) that ends
+    with ``pattern``'s word: quoted, to the closing quote of the same kind (at most
+    ``QUOTED_MOST`` characters); unquoted, to a blank or one of ``"'`,;&}<>\\`` (the value of
+    an ``Authorization`` or ``Cookie`` header, to the end of its line: ``_LINE``)."""
+    meaningful = _MEANINGFUL.compiled().search
+    unquoted, line = _VALUE.compiled().match, _LINE.compiled().match
+    search = pattern.compiled().search
+    pos = 0
+    while (match := search(low, pos)) is not None:
+        pos, end = match.end(), match.end(1)  # a name that is no secret: on after it
+        start = _secret_name_start(text, match.start(1), end)
+        if start < 0:
+            continue
+        opener = match.group(4)
+        if opener is None:
+            name = low[start:end]
+            prose = match.group(2) is None and match.group(3)[-1] in ":a"  # name: value
+            if prose and name in _PROSE:
+                continue  # "Unexpected token: foo"
+            value = (line if name.endswith(_WHOLE_LINE) else unquoted)(low, pos)
+        elif match.group(2) is None and text[start - len(opener) : start] == opener:
+            continue  # "`api_key=`": the quote closes the one before the name; no value
+        else:
+            quoted = _QUOTED[opener[-1], len(opener) - 1].compiled()
+            value = quoted.match(low, pos, pos + QUOTED_MOST)
+        if value is not None and meaningful(low, pos, value.end()):
+            spans.append((pos, value.end(), start))
+            pos = value.end()  # a name inside the value is part of it
+
+
+def _secret_name_start(text: str, begin: int, end: int) -> int:
+    """Where the name that ends at ``end`` (its last word starts at ``begin``) starts, when
+    ``secret_name`` says it is secret; else -1. The name is the run of name characters before
+    ``end`` (at most ``_NAME_MOST``); one that follows an escape (``\\n``, ``\\u0022``) or a
+    %XX byte is also read without the escape's letters (``\\nkey=``, ``%26key=``), as a
+    backslash may be the text's own or the start of an escape."""
+    start, stop = begin, max(0, end - _NAME_MOST)
+    while start > stop and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    if secret_name(text[start:end]):
+        return start
+    before = text[start - 1] if start else ""
+    if before == "\\" and text[start] in "nrtbf":
+        skip = 1
+    elif before == "\\" and text[start] == "u" and _HEX.issuperset(text[start + 1 : start + 5]):
+        skip = 5
+    elif before == "%" and _HEX.issuperset(text[start : start + 2]):
+        skip = 2
+    else:
+        return -1
+    return start + skip if start + skip < end and secret_name(text[start + skip : end]) else -1
+
+
+def _pem_bodies(low: str, spans: list[Span]) -> None:
+    """Add to ``spans`` the body of every PEM private key in ``low``: from its BEGIN line to
+    its END line, or to the end of the text when it was cut before its END line."""
+    search = _PEM.compiled().search
+    meaningful = _MEANINGFUL.compiled().search
+    pos = 0
+    while (match := search(low, pos)) is not None:
+        begin = match.end()
+        end = low.find("-----end", begin)
+        if end < 0:
+            end = len(low)
+        if meaningful(low, begin, end):
+            spans.append((begin, end, match.start()))
+        pos = end
+
+
+def _wrapped(text: str) -> list[Span]:
     """Keys that a line break cuts in two: found in the text with its breaks removed."""
     from bisect import bisect_right
 
@@ -479,7 +497,7 @@ def _wrapped(text: str) -> list[tuple[int, int]]:
         last = bisect_right(starts, end - 1) - 1
         if first != last:  # within one line the first pass saw it
             head = origins[first] + begin - starts[first]
-            found.append((head, origins[last] + end - starts[last]))
+            found.append((head, origins[last] + end - starts[last], head))
     return found
 
 
@@ -507,12 +525,12 @@ def clip(text: str, limit: int = MAX_REDACT) -> str:
     return _replaced(window, spans, limit) + ("…" if cut else "")
 
 
-def _replaced(text: str, spans: list[tuple[int, int]], limit: int) -> str:
+def _replaced(text: str, spans: list[Span], limit: int) -> str:
     """``text`` up to ``limit`` with each of ``spans`` (sorted) replaced by ``REDACTED``;
     overlapping spans make one, and a span that is already a stand-in is kept as it is."""
     out: list[str] = []
     pos = 0
-    for begin, end in spans:
+    for begin, end, _ in spans:
         if begin >= limit:
             break
         if end <= pos:
@@ -567,13 +585,16 @@ def redact(text: str) -> str:
 JOIN: Final = "<"
 """What ``redact_together`` puts between the texts it reads in one scan.
 
-No credential form can hold it or read across it: the key shapes and a ``Bearer`` token are
-made of letters, digits and ``._~+/=-``; every value class excludes it (``_VALUE``, ``_REST``,
-the URL user information); no name, separator or gate holds it; and every class a lookaround
-tests the character next to a match with (``[A-Za-z0-9]``, ``[A-Za-z0-9_-]``, ``[a-z0-9]``,
-``[nrtbf]``, ``[0-9A-Fa-f]``, ``[-_]``) leaves it out, so beside it a pattern behaves as at
-the start or the end of a text. Hence the matches in the joined text are exactly the matches
-in each text, each inside its own text (``tests/hostile/test_batch.py`` checks the patterns
+Only a quoted value and the body of a PEM block can hold it or read across it. The key
+shapes and a ``Bearer`` token are made of letters, digits and ``._~+/=-``; an unquoted value
+(``_VALUE``, ``_LINE``) and the URL user information exclude it; no name (``_NAME_CHARS``),
+separator or gate holds it; and every class a lookaround tests the character next to a match
+with (``[A-Za-z0-9]``, ``[A-Za-z0-9_-]``, ``[a-z0-9]``, ``[nrtbf]``, ``[0-9A-Fa-f]``, ``\\``)
+leaves it out, so beside it a pattern behaves as at the start or the end of a text. A quoted
+value runs to its closing quote and a PEM body to its END line, whatever they hold: one that
+a text leaves open runs on across ``JOIN`` into the next text, which ``_redact_group`` sees
+(a span across an edge) and answers by redacting that group's texts one by one. Hence the
+answer is the answer of each text alone (``tests/hostile/test_batch.py`` checks the patterns
 for it, and compares the two ways on generated texts)."""
 
 
@@ -629,12 +650,12 @@ def _redact_group(texts: list[str]) -> list[str]:
     start = taken = 0
     for text in texts:
         end = start + len(text)
-        mine: list[tuple[int, int]] = []
+        mine: list[Span] = []
         while taken < len(spans) and spans[taken][0] < end:
-            begin, stop = spans[taken]
-            if begin < start or stop > end:  # across an edge: cannot be, but never trusted
+            begin, stop, origin = spans[taken]
+            if begin < start or stop > end:  # a quoted value or a PEM body ran on: alone
                 return [clip(each, len(each)) for each in texts]
-            mine.append((begin - start, stop - start))
+            mine.append((begin - start, stop - start, origin - start))
             taken += 1
         out.append(_replaced(text, mine, len(text)) if mine else text)
         start = end + 1
@@ -643,7 +664,14 @@ def _redact_group(texts: list[str]) -> list[str]:
 
 _VALUE_ENDS: Final = ("\r", "\n", '"', "'", "\\", "<", ">")
 """Where a credential's value surely ends: the terminators of the longest value form (a
-header's whole value, ``_REST``). A match cut short by a window's end runs on to one."""
+header's whole value, ``_LINE``). A match cut short by a window's end runs on to one."""
+
+
+_RUN_ON: Final = 8192
+"""How far from a window's end the evidence of a credential cut by it may start for
+``redact_all`` to read it again from there: more than a quoted value (``QUOTED_MOST`` past a
+name of at most ``_NAME_MOST``) and a PEM private key (an RSA-8192 key is about 6,500
+characters with escaped line breaks) can take."""
 
 
 def _value_end(text: str, pos: int) -> int:
@@ -677,10 +705,14 @@ def redact_all(text: str) -> str:
     survive. The text is read in windows of ``MAX_REDACT + MARGIN`` characters that start
     every ``MAX_REDACT`` characters (moved back to the start of a run of key characters),
     so each window overlaps the next by at least ``MARGIN`` (longer than any key shape can
-    match) and a key straddling a window's edge is seen whole in one of them. A value found
-    running to a window's end (a long header or field value) is replaced on to the next
-    character that ends such a value, and the next window starts after it, so the time
-    stays linear. Returns ``text`` itself (the same object) when it holds no credential.
+    match) and a key straddling a window's edge is seen whole in one of them. A credential
+    found running to a window's end whose evidence (its name, prefix or BEGIN line) starts
+    in the window's last ``_RUN_ON`` characters is read again by a window that starts there
+    (a quoted value, a PEM body); a longer one (a long header or field value) is replaced on
+    to the next character that ends such a value, and the next window starts after it. Each
+    window starts at least ``MAX_REDACT + MARGIN - _RUN_ON`` characters after the one before,
+    so the time stays linear. Returns ``text`` itself (the same object) when it holds no
+    credential.
     """
     if type(text) is not str:  # a subclass is read as its characters, whatever it says
         text = str.__str__(text)
@@ -692,15 +724,17 @@ def redact_all(text: str) -> str:
     while start < size:
         stop = min(start + MAX_REDACT + MARGIN, size)
         resume = _run_start(text, start + MAX_REDACT)
-        for first, last in _spans(text[start:stop]):
+        restart = size
+        for first, last, origin in _spans(text[start:stop]):
             begin, end = start + first, start + last
             if end == stop < size:  # cut short by the window's end
-                if begin >= resume:
-                    continue  # the next window starts before it and sees it whole
-                end = _value_end(text, end)  # longer than MARGIN: run on to the value's end
+                if stop - (start + origin) <= _RUN_ON:  # a window from its evidence sees it
+                    restart = min(restart, start + origin)
+                    continue
+                end = _value_end(text, end)  # longer: run on to the value's end
                 resume = max(resume, end)
             spans.append((begin, end))
-        start = resume
+        start = min(resume, restart)
     if not spans:
         return text
     spans.sort()

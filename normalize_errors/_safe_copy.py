@@ -10,16 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ._redact import (
-    _PLAIN_NAMES,
-    _SHORTEST,
-    MAX_REDACT,
-    REDACTED,
-    _plain,
-    clip,
-    redact_together,
-    secret_name,
-)
+from ._redact import _SHORTEST, MAX_REDACT, REDACTED, clip, redact_together
+from ._secret_names import _PLAIN_NAMES, _plain, secret_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

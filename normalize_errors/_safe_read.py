@@ -22,6 +22,7 @@ __all__ = [
     "frames",
     "innermost",
     "integer",
+    "member",
     "module_of",
     "qualname",
     "sequence",
@@ -72,6 +73,16 @@ def field(obj: Any, *names: str) -> Any:
         if value is not None:
             return value
     return None
+
+
+def member(obj: Any, name: str) -> Any:
+    """``field`` of one name: ``obj[name]`` of a dict, else ``obj.name``; ``None`` if it is
+    missing or reading it raises. The reader of the success path (each result of a wrapped
+    generating call is read through it), so it takes one name and no loop."""
+    try:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+    except Exception:
+        return None
 
 
 def text_of(value: Any) -> str | None:

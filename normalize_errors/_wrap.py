@@ -24,13 +24,12 @@ wrapped too; every method call runs the real method and:
   is returned untouched, whatever its shape: the method called decides, never the result;
 * on a stream, returns a stream that yields the same chunks, raises typed errors for errors
   inside the stream and, at the end of a generating method's stream, for a failure stop
-  reason. The SDKs' own stream objects (openai's and anthropic's ``Stream``, ``AsyncStream``
-  and their helpers' streams, subclasses included) are returned themselves, watched in place
-  (see ``_wrap_streams``); other iterables are proxied. Only a generating method's stream
-  (checked, the default) keeps its chunks: the end-of-stream check folds them all, and an
-  error raised in or at the end of such a stream carries them as ``chunks``. Every other
-  stream (bytes, text, lines, a file's content) keeps nothing: its chunks pass through, and
-  its errors have no ``chunks``.
+  reason or a stream cut before its terminal event. The SDKs' own stream objects (openai's
+  and anthropic's ``Stream``, ``AsyncStream`` and their helpers' streams, subclasses
+  included) are returned themselves, watched in place (see ``_wrap_streams``); other
+  iterables are proxied. No stream keeps its chunks: each is fed to the stream's state
+  machine as it passes (``_stream_state``), and an error raised in or at the end of a
+  stream carries what had reached the caller (``err.stream``).
 
 Streams are watched by ``_wrap_streams``; a call runs from a copy of a one-line function
 that carries the caller's line (``_caller_line``); ``normalized()`` is ``_normalized``.
@@ -46,13 +45,11 @@ cancellation (``asyncio.CancelledError``) and ``KeyboardInterrupt`` pass through
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import inspect
 import sys
 import weakref
 from collections.abc import Callable, Collection, Iterable
-from enum import Enum
 from typing import Any, Final, TypeVar, cast
 
 from . import _facade
@@ -60,6 +57,18 @@ from ._caller_line import _as_caller
 from ._dropin import dropin_class, make_dropin
 from ._exceptions import HarnessError
 from ._safe_read import described, module_of
+from ._stream_state import MAX_KEPT_TEXT
+from ._wrap_kinds import (
+    APAGER,
+    ASTREAM,
+    AWAIT,
+    DATA,
+    MODEL,
+    PAGE,
+    PLAIN,
+    STREAM,
+    kind_of,
+)
 from .providers import PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
@@ -146,10 +155,12 @@ class _Options:
         "dropin",
         "generating",
         "http",
+        "judge",
         "ledger",
         "provider",
         "reader",
         "sdk",
+        "stream_text",
     )
 
     def __init__(
@@ -161,7 +172,13 @@ class _Options:
         dropin: bool = True,
         *,
         ledger: Any = None,
+        stream_text: int = 0,
     ) -> None:
+        if type(stream_text) is not int or not 0 <= stream_text <= MAX_KEPT_TEXT:
+            raise ValueError(f"stream_text must be a number of bytes from 0 to {MAX_KEPT_TEXT}")
+        self.stream_text = stream_text
+        self.judge: Callable[[Any, Any], HarnessError | None] | None = None
+        """What reads this client's results (``_judge``), found at the first one."""
         self.provider = provider
         self.ledger = ledger
         self.check = bool(check)
@@ -186,7 +203,15 @@ class _Options:
 
     def _same(self, client: Any, generating: bool) -> _Options:
         check = self.codes if self.codes is not None else self.check
-        return _Options(self.provider, check, client, generating, self.dropin, ledger=self.ledger)
+        return _Options(
+            self.provider,
+            check,
+            client,
+            generating,
+            self.dropin,
+            ledger=self.ledger,
+            stream_text=self.stream_text,
+        )
 
     def for_generation(self) -> _Options:
         """These options, for what a generating method returned."""
@@ -212,104 +237,34 @@ def _max_attempts(client: Any) -> int | None:
     return None
 
 
-# What to do with a value coming out of the real client, decided once per type: for values
-# read as attributes, then for values returned by calls. The types are held weakly (botocore
-# makes a client class and an exceptions class per session): a type is collected as if it had
-# never been wrapped.
-_PLAIN, _MODEL, _PAGE, _STREAM, _ASTREAM, _PROXY, _RESOURCE = range(7)
-_KINDS: Final[tuple[weakref.WeakKeyDictionary[type, int], weakref.WeakKeyDictionary[type, int]]] = (
-    weakref.WeakKeyDictionary(),
-    weakref.WeakKeyDictionary(),
-)
-_DATA: Final = (str, bytes, bytearray, int, float, list, tuple, dict, set, frozenset, Enum)
-
-# Where the SDKs keep the client a resource calls through: openai's and anthropic's resources
-# (``_client``), google-genai's modules (``_api_client``), Fern's (cohere: ``_client_wrapper``)
-# and Speakeasy's (mistral: ``sdk_configuration``).
-_CLIENT_SLOTS: Final = ("_client", "_api_client", "_client_wrapper", "sdk_configuration")
-
-
-def _holds_client(value: Any) -> bool:
-    for slot in _CLIENT_SLOTS:
-        try:
-            if getattr(value, slot, None) is not None:
-                return True
-        except Exception:  # a property of the SDK's that raises is not a client
-            continue
-    return False
-
-
-def _reaches_api(value: Any) -> bool:
-    """Whether an SDK object read as an attribute can call the API: it holds a client, or one
-    of its members does (a ``with_raw_response`` view, google-genai's ``Chats``). A credentials
-    provider, a configuration or an options object cannot, and is returned as it is."""
-    if _holds_client(value):
-        return True
-    try:
-        members = list(vars(value).values())
-    except TypeError:  # no __dict__
-        return False
-    return any(
-        m is not None and not isinstance(m, (_DATA, type)) and _holds_client(m) for m in members
-    )
-
-
-def _kind(value: Any, from_call: bool) -> int:
-    """How to treat ``value``: returned by a call (``from_call``) or read as an attribute.
-
-    Data (strings, numbers, enums, containers, dataclasses) and classes are returned as they
-    are; SDK models are checked and returned as they are; generators and SDK streams are wrapped as
-    streams; other SDK objects (resources, clients, managers, raw responses) are wrapped as
-    proxies when a call returns them, and when read as attributes only if they can reach the
-    API (``client.chat``, not ``client.credentials``: ``_reaches_api``, decided per object).
-    Objects of httpx/httpx2 and context managers are wrapped only when a call returns them (a
-    wrapped ``httpx.Client``'s responses and ``stream()`` managers), never when read as
-    attributes (``client.base_url``).
-    """
-    cls = type(value)
-    kinds = _KINDS[from_call]
-    kind = kinds.get(cls)
-    if kind is None:
-        kind = kinds[cls] = _kind_of_type(value, cls, from_call)
-    if kind == _RESOURCE:
-        return _PROXY if _reaches_api(value) else _PLAIN
-    return kind
-
-
-def _kind_of_type(value: Any, cls: type, from_call: bool) -> int:
-    module = getattr(cls, "__module__", "") or ""
-    root = module.partition(".")[0]
-    # a class of the application's on an SDK's class (a ``Stream`` subclass) is the SDK's kind
-    sdk = any(provider_of_module(k.__module__) not in (None, "http") for k in cls.__mro__)
-    if isinstance(value, (_DATA, type)) or value is None:
-        kind = _PLAIN
-    elif inspect.isgenerator(value):
-        kind = _STREAM
-    elif inspect.isasyncgen(value):
-        kind = _ASTREAM
-    elif not sdk and not (from_call and root in ("httpx", "httpx2")):
-        managed = hasattr(cls, "__enter__") or hasattr(cls, "__aenter__")
-        kind = _PROXY if from_call and managed else _PLAIN
-    elif hasattr(cls, "model_fields") or hasattr(cls, "__pydantic_fields__"):
-        kind = _PAGE if hasattr(cls, "iter_pages") else _MODEL
-    elif dataclasses.is_dataclass(cls):  # data (openai's AgentTurnResult): as the SDK made it
-        kind = _PLAIN
-    elif hasattr(cls, "__next__") or (hasattr(cls, "__iter__") and hasattr(cls, "response")):
-        kind = _STREAM
-    elif hasattr(cls, "__anext__") or (hasattr(cls, "__aiter__") and hasattr(cls, "response")):
-        kind = _ASTREAM
-    else:
-        kind = _PROXY if from_call else _RESOURCE
-    return kind
-
-
 def _checked(result: Any, options: _Options, tools: Any) -> Any:
     if options.check and options.generating:
-        err = _facade.diagnose(result, provider=options.reader, tools=tools)
+        judge = options.judge
+        if judge is None:  # found once per client: its adapter's diagnose
+            judge = options.judge = _judge(options.reader)
+        try:
+            err = judge(result, tools)
+        except Exception as bug:  # as check() answers a reader's bug: never the exception
+            err = _facade.unreadable_result(bug, options.reader)
         if err is not None and (options.codes is None or err.problem.code in options.codes):
             err.max_attempts = err.max_attempts or options.max_attempts
             raise err
     return result
+
+
+def _judge(reader: str | None) -> Callable[[Any, Any], HarnessError | None]:
+    """What reads a generating method's results: the adapter of ``reader`` (the provider given,
+    else the SDK's), or, with none, the adapter each result's own type routes to."""
+    if reader is None:
+        return _by_result
+    from .providers._routing import adapter
+
+    judge: Callable[[Any, Any], HarnessError | None] = adapter(reader).diagnose
+    return judge
+
+
+def _by_result(result: Any, tools: Any) -> HarnessError | None:
+    return _facade.diagnose(result, tools=tools)
 
 
 _DATA_LAYER: Final = frozenset({"pydantic", "pydantic_core"})
@@ -333,7 +288,7 @@ def _raised_by_sdk(exc: BaseException) -> bool:
     return decisive is None or provider_of_module(module_of(decisive)) is not None
 
 
-def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) -> BaseException:
+def _fail(exc: Exception, options: _Options) -> BaseException:
     """What to raise for ``exc``: its typed error (a drop-in with ``exc``'s chain and frames,
     or a plain error whose cause is ``exc``), or ``exc`` itself when the wrapped client is an
     SDK's and neither the SDK nor its transport raised it, or when a drop-in was asked for
@@ -350,8 +305,6 @@ def _fail(exc: Exception, options: _Options, chunks: list[Any] | None = None) ->
     problem = err.problem  # the harness view: a drop-in's own code is the vendor's
     if problem.max_attempts is None and problem.code.startswith("upstream."):
         problem.max_attempts = options.max_attempts
-    if chunks is not None:
-        problem.chunks = chunks
     if err is not exc and problem is err:  # a plain error: raised from ``exc``
         err.__cause__ = exc
     return err
@@ -362,25 +315,29 @@ def _after(
 ) -> Any:
     if isinstance(value, _Proxy):  # wrapped already (the SDK built a wrapped client)
         return value
-    kind = _kind(value, from_call)
-    if kind == _PLAIN:
+    kind = kind_of(value, from_call)
+    if kind == MODEL:  # a generating call's answer, the most common value of all
+        return _checked(value, options, tools)
+    if kind == AWAIT:
+        return _awaited(value, options, tools, owner)
+    if kind == APAGER:  # an async paginator: awaited or iterated
+        return _AsyncPager._ne_make(value, options)
+    if kind == PLAIN:
         # text from a generating call is a page or a gateway, not an answer
         if from_call and type(value) is str and options.check and options.generating:
             raise _not_an_answer(value, options.provider, owner)
         if options.generating and type(value) is dict:  # boto3: results are plain dicts
             return _plain_result(value, options, tools, owner)
         return value
-    if kind == _MODEL:
-        return _checked(value, options, tools)
-    if kind in (_STREAM, _ASTREAM):
+    if kind in (STREAM, ASTREAM):
         # a wrapped stream is a proxy (``_wrap_streams`` imports this module): imported here
         from ._wrap_streams import _AsyncStream, _Stream, _watch_in_place
 
         if _watch_in_place(value, options, tools, owner):
             return value
-        made = _Stream if kind == _STREAM else _AsyncStream
+        made = _Stream if kind == STREAM else _AsyncStream
         return made._ne_make(value, options, tools, owner)
-    if kind == _PAGE:
+    if kind == PAGE:
         _checked(value, options, tools)
     module = getattr(type(value), "__module__", "") or ""
     if module.partition(".")[0] in ("httpx", "httpx2") and not options.http:
@@ -409,7 +366,7 @@ def _raw_checked(value: Any, options: _Options, tools: Any) -> Any:
         parsed = value.parse()
     except Exception:  # the caller's own parse() raises it, as without wrap()
         return value
-    if _kind(parsed, True) == _MODEL:
+    if kind_of(parsed, True) == MODEL:
         _checked(parsed, options, tools)
     return value
 
@@ -425,7 +382,7 @@ async def _araw_checked(value: Any, options: _Options, tools: Any) -> Any:
         parsed = await value.parse()
     except Exception:  # the caller's own parse() raises it, as without wrap()
         return value
-    if _kind(parsed, True) == _MODEL:
+    if kind_of(parsed, True) == MODEL:
         _checked(parsed, options, tools)
     return value
 
@@ -434,7 +391,7 @@ def _plain_result(value: dict[str, Any], options: _Options, tools: Any, owner: A
     """A generating method's plain-dict result (boto3's Bedrock runtime): checked; its event
     ``stream`` (ConverseStream, InvokeModelWithResponseStream) wrapped in place."""
     stream = value.get("stream", value.get("body"))
-    if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, _DATA):
+    if stream is not None and hasattr(stream, "__iter__") and not isinstance(stream, DATA):
         from ._wrap_streams import _Stream
 
         key = "stream" if "stream" in value else "body"
@@ -520,10 +477,12 @@ class _Proxy:
                 options = options.for_generation()
             wrapped = _method(value, options, target)
             cache[name] = wrapped
+            _keep(type(self), name)
             return wrapped
         out = _after(value, self._ne_options, None, owner=target, from_call=False)
         if isinstance(out, _Proxy):
             cache[name] = out
+            _keep(type(self), name)
         return out
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -623,6 +582,33 @@ class holds it only weakly (``_ne_class``): a class botocore makes per session i
 with its proxy class once nothing else holds it."""
 
 
+class _Kept:
+    """A name some proxy of this class keeps in its ``_ne_cache`` (a resource such as
+    ``chat``, a wrapped method such as ``create``), put on the proxy class (``_keep``) so
+    that ``wrapped.chat.completions.create`` reads each link from the proxy's cache without
+    first failing the ordinary lookup (which costs an ``AttributeError`` per link before
+    ``__getattr__`` runs). A proxy that keeps nothing under the name (not yet, or not any more:
+    ``__setattr__`` and ``__delattr__`` drop it) reads it through ``__getattr__``, as before."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        found = obj._ne_cache.get(self.name)
+        return found if found is not None else obj.__getattr__(self.name)
+
+
+def _keep(cls: type[_Proxy], name: str) -> None:
+    """Put a ``_Kept`` for ``name`` on ``cls``, a proxy class made for a target class (see
+    ``_proxy_class``), once."""
+    if "_ne_class" in vars(cls) and name not in vars(cls) and not hasattr(_Proxy, name):
+        setattr(cls, name, _Kept(name))
+
+
 def _proxy_class(cls: type) -> type[_Proxy]:
     """The ``_Proxy`` subclass for proxies of instances of ``cls``, named as ``cls``."""
     found = _PROXY_CLASSES.get(cls)
@@ -678,12 +664,8 @@ def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
             failure = _fail(exc, options)
             if failure is exc:
                 raise
-        else:
-            if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
-                if hasattr(result, "__aiter__"):  # an async paginator: awaited or iterated
-                    return _AsyncPager._ne_make(result, options)
-                return _awaited(result, options, _tools(kwargs), owner)
-            return _after(result, options, _tools(kwargs), owner)
+        else:  # only a generating call's answer is checked against the tools it offered
+            return _after(result, options, _tools(kwargs) if options.generating else None, owner)
         raise failure
 
     return call
@@ -720,6 +702,7 @@ def wrap(
     check: bool | Collection[str] = True,
     dropin: bool = True,
     ledger: Any = None,
+    stream_text: int = 0,
 ) -> _T:
     """The same client, raising typed harness errors for every failure.
 
@@ -734,8 +717,10 @@ def wrap(
         provider: the provider name, when the library should not work it out (an
             OpenAI-compatible server reached through the ``openai`` client is ``"openai"``).
         check: run ``check()`` on every result and at the end of every stream, raising the
-            typed error of a failure stop reason (``True``, the default); ``False`` returns
-            results untouched; a collection of codes raises only those codes.
+            typed error of a failure stop reason, and ``upstream.invalid_response`` for a
+            stream that ended before its terminal event (``True``, the default); ``False``
+            returns results untouched and lets streams end as they end (their errors still
+            say what they had delivered); a collection of codes raises only those codes.
         dropin: raise drop-ins (the default): errors that are also the vendor's exception,
             whose vendor members (``code``, ``type``, ``status``, ...) keep the vendor's
             meaning while ``err.problem`` and the other harness members give the harness
@@ -744,6 +729,9 @@ def wrap(
         ledger: a ``normalize_errors.resilience.Ledger``: each generating call is checked
             against the walls and budgets it holds before it is sent, and teaches it what
             the response said (see ``normalize_errors.resilience``).
+        stream_text: how many bytes (0 to 4096) of a failed stream's output text its error
+            keeps, as ``err.stream["text"]``; 0, the default, keeps none (the error says how
+            much output reached the caller, never what it was, unless asked).
 
     Returns:
         A proxy with the same interface that type checkers see as the client's own type;
@@ -755,7 +743,9 @@ def wrap(
     """
     if isinstance(client, _NOT_CLIENTS) or inspect.ismodule(client):
         raise TypeError(_refusal(client))
-    options = _Options(provider, check, client, dropin=dropin, ledger=ledger)
+    options = _Options(
+        provider, check, client, dropin=dropin, ledger=ledger, stream_text=stream_text
+    )
     return cast("_T", _Proxy._ne_make(client, options))
 
 

@@ -3,12 +3,14 @@
 A cassette is a vcrpy YAML file (``version``, ``interactions``) whose ``metadata`` names
 the scenario: provider, the SDK call, whether it streams, the public source of the
 response, and the harness error it should give. ``normalize-errors replay`` and the test
-suite run every shipped cassette this way; your own tests can do the same::
+suite run every shipped cassette this way; your own tests can do the same:
 
-    from normalize_errors.replay import load, run
+```python
+from normalize_errors.replay import load, run
 
-    outcome = run(load("cassettes/anthropic/overloaded_529.yaml"))
-    outcome.error.code        # 'upstream.overloaded'
+outcome = run(load("cassettes/anthropic/overloaded_529.yaml"))
+outcome.error.code        # 'upstream.overloaded'
+```
 
 or replay one cassette around code of your own with ``use_cassette(path)``.
 

@@ -1,12 +1,14 @@
 """Retries on tenacity that follow the harness answer, always bounded.
 
-Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
+Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``):
 
-    from normalize_errors.retry import retrying
+```python
+from normalize_errors.retry import retrying
 
-    completion = retrying(attempts=4, total=60)(
-        client.chat.completions.create, model="gpt-4o-mini", messages=messages
-    )
+completion = retrying(attempts=4, total=60)(
+    client.chat.completions.create, model="gpt-4o-mini", messages=messages
+)
+```
 
 * ``retry_if_retryable``: a tenacity retry condition; it normalizes any exception and
   retries only when the answer is ``retryable``.
@@ -18,13 +20,13 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
   plain SDK method, a framework's ``run``) and its arguments, or decorate with ``.wraps``.
   What it raises is always a ``HarnessError`` (the original exception as ``__cause__``):
 
-  - an error that is not retryable is raised at once;
-  - a ``retry_after`` longer than ``cap`` is not slept: the error is raised at once, with
-    its ``retry_after``, for the caller to schedule;
-  - when the attempts or the time run out, the last error is raised with ``attempts`` and
-    ``max_attempts`` counting this helper's own attempts and the earlier errors in
-    ``causes``; when every failure was an output error, it is ``output.retries_exhausted``
-    with the individual errors in ``causes`` (most recent first).
+    - an error that is not retryable is raised at once;
+    - a ``retry_after`` longer than ``cap`` is not slept: the error is raised at once, with
+      its ``retry_after``, for the caller to schedule;
+    - when the attempts or the time run out, the last error is raised with ``attempts`` and
+      ``max_attempts`` counting this helper's own attempts and the earlier errors in
+      ``causes``; when every failure was an output error, it is ``output.retries_exhausted``
+      with the individual errors in ``causes`` (most recent first).
 
 * ``repair(call, ...)`` / ``async_repair(call, ...)``: the repair loop for errors the model
   can fix (``model_recoverable``): ``call(feedback)`` is called with ``None``, then with the
@@ -34,7 +36,7 @@ Needs the ``tenacity`` extra (``pip install normalize-errors[tenacity]``)::
 * ``budget=`` (a ``normalize_errors.resilience.Budget``, else the one made current with
   ``with budget:``) bounds the attempts, time and cost of a whole run, shared with
   ``fallback()`` and the circuit breaker: it ends in ``loop.budget_exceeded``.
-* Replay safety: a stream that already yielded chunks is never retried, and a request that
+* Replay safety: a stream that already delivered output is never retried, and a request that
   may have run on the server (a read timeout after sending) only with ``idempotent=True``;
   a call marked ``non_idempotent=True`` is retried only when its request surely reached no
   server (a connection never made, a circuit breaker's refusal, a 429). Such an error is
@@ -364,8 +366,10 @@ def retrying(
             each call of ``fn`` is one of its attempts, and no attempt or wait starts that
             it cannot afford (``loop.budget_exceeded``).
         idempotent: the call may be sent again after a failure that may have run on the
-            server (a read timeout after sending). A stream that already yielded chunks is
-            never replayed: its error is raised, not retryable, its ``detail`` saying why.
+            server (a read timeout after sending). A stream that already delivered output
+            is never replayed (``err.stream`` says, whatever ``wrap(check=...)`` said): its
+            error is raised, not retryable, its ``detail`` saying why; one that failed
+            before its first output may be.
         non_idempotent: the call must not run twice (it has side effects): it is sent again
             only when its request surely reached no server (a connection never made, a
             circuit breaker's refusal, a 429); helpers nested inside honour the mark too.

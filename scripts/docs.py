@@ -1,7 +1,11 @@
-"""Write the generated tables into the docs pages (or check that they are current).
+"""Write the generated tables into the docs pages (or check that they are current), and check
+the built site as a reader sees it.
 
-    python scripts/docs.py          # rewrite the generated blocks
-    python scripts/docs.py --check  # exit 1 if a page is out of date
+    python scripts/docs.py               # rewrite the generated blocks
+    python scripts/docs.py --check       # exit 1 if a page is out of date
+    python scripts/docs.py --site DIR    # exit 1 if the site built in DIR shows a reader
+                                         # an internal marker, a stray ``::`` or a code
+                                         # block without its language (see ``site_problems``)
 
 A generated block sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->``. The
 registry goes into ``docs/codes.md``, each provider's tables into ``docs/providers/NAME.md``, the
@@ -16,6 +20,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 
 from normalize_errors._cli import registry_rows
@@ -27,19 +32,37 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def codes_table() -> str:
-    """The registry as a Markdown table."""
-    lines = [
-        "| code | class | origin | retryable | model_recoverable | HTTP | advice |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in registry_rows():
-        lines.append(
-            f"| `{row['code']}` | `{row['class']}` | {row['origin']} | "
-            f"{'yes' if row['retryable'] else 'no'} | "
-            f"{'yes' if row['model_recoverable'] else 'no'} | {row['http_status']} | "
-            f"{row['advice']} |"
-        )
-    return "\n".join(lines)
+    """The registry as Markdown: a section per category (a heading, so the page has a table of
+    contents), each with a table of its codes. A code and its class share a cell, one above
+    the other, so the table fits the page's width (1280 px) without a name split mid-word."""
+    from normalize_errors import CATEGORIES
+    from normalize_errors._code_classes import class_for_code
+
+    rows = registry_rows()
+    lines: list[str] = []
+    for category, info in CATEGORIES.items():
+        unknown = f"{category}.something_new"
+        err = class_for_code(unknown)(code=unknown)
+        lines += [
+            f"## {category}",
+            "",
+            f"{info.description} `except {type(err).__name__}` catches every code below; an "
+            f"unknown `{category}.*` code reads as `{type(err).__name__}` (HTTP "
+            f"{err.http_status}, advice {err.advice}).",
+            "",
+            "| code and class | origin | retryable | model_recoverable | HTTP | advice |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            if row["code"].partition(".")[0] == category:
+                lines.append(
+                    f"| `{row['code']}`<br>`{row['class']}` | {row['origin']} | "
+                    f"{'yes' if row['retryable'] else 'no'} | "
+                    f"{'yes' if row['model_recoverable'] else 'no'} | {row['http_status']} | "
+                    f"{row['advice']} |"
+                )
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
 
 
 def _yes(flag: bool | None) -> str:
@@ -226,8 +249,106 @@ def stale(docs: Path = DOCS) -> dict[Path, str]:
     return out
 
 
+MARKERS = ("excerpt:", "<!--", "-->")
+"""What the pages say only to the tests and to this script (``<!-- excerpt: NAME -->``,
+``<!-- pytest -->``, ``<!-- generated: NAME -->``): hidden as HTML comments, never shown."""
+
+
+class _Page(HTMLParser):
+    """The text a reader sees on one built page, prose and code apart, and its code blocks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.shown: list[str] = []
+        self.prose: list[str] = []
+        self.unnamed = 0
+        self._hidden = 0
+        self._code = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._hidden += 1
+        elif tag in ("code", "pre"):
+            self._code += 1
+        elif tag == "div":
+            classes = (dict(attrs).get("class") or "").split()
+            if "highlight" in classes and not any(c.startswith("language-") for c in classes):
+                self.unnamed += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._hidden -= 1
+        elif tag in ("code", "pre"):
+            self._code -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._hidden:
+            return
+        self.shown.append(data)
+        self.prose.append(data if not self._code else " ")
+
+
+def _around(text: str, at: int) -> str:
+    return " ".join(text[max(0, at - 50) : at + 30].split())
+
+
+def page_problems(html: str) -> list[str]:
+    """What a reader would trip on in one built page.
+
+    * an internal marker shown as text (``MARKERS``): an excerpt's name as a code block's
+      title, or an HTML comment turned into text;
+    * ``::`` in prose (outside code): a docstring's reST literal-block marker, or a
+      mkdocstrings ``::: module`` line that did not render;
+    * a code block that names no language, shown without colour (a docstring's indented
+      block; ``pymdownx.highlight``'s ``pygments_lang_class`` puts the language in the
+      block's class).
+    """
+    page = _Page()
+    page.feed(html)
+    page.close()
+    shown, prose = "".join(page.shown), "".join(page.prose)
+    problems = []
+    for marker in MARKERS:
+        for match in re.finditer(re.escape(marker), shown):
+            problems.append(f"the marker {marker!r} shows: ...{_around(shown, match.start())}...")
+    for match in re.finditer("::", prose):
+        problems.append(f"a stray '::' in the text: ...{_around(prose, match.start())}...")
+    if page.unnamed:
+        problems.append(f"{page.unnamed} code block(s) without a language (shown without colour)")
+    return problems
+
+
+def site_problems(site: Path) -> dict[str, list[str]]:
+    """Each page of the site built in ``site`` with what a reader would trip on."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(site.rglob("*.html")):
+        problems = page_problems(path.read_text(encoding="utf-8"))
+        if problems:
+            out[path.relative_to(site).as_posix()] = problems
+    return out
+
+
+def check_site(site: Path) -> int:
+    """Print what a reader would trip on in the built site; 1 if anything, 2 if no site."""
+    if not (site / "index.html").is_file():
+        print(f"{site} holds no built site (no index.html): run mkdocs build first")
+        return 2
+    found = site_problems(site)
+    for page, problems in found.items():
+        for problem in problems:
+            print(f"{page}: {problem}")
+    return 1 if found else 0
+
+
 def main(argv: list[str]) -> int:
-    """Rewrite the pages, or with ``--check`` report whether they are current."""
+    """Rewrite the pages, or with ``--check`` report whether they are current, or with
+    ``--site DIR`` check the built site."""
+    if "--site" in argv:
+        where = argv[argv.index("--site") + 1 :]
+        if not where:
+            print("usage: python scripts/docs.py --site DIR")
+            return 2
+        return check_site(Path(where[0]))
     pages = stale()
     if "--check" in argv:
         for path in pages:

@@ -15,15 +15,24 @@ Where each shared piece lives:
 * ``tests/providers/test_completeness.py``: the conventions a provider's test module
   follows (``TABLE_CASES``, ``SDK_MODULES``).
 
-Hypothesis profiles: ``ci`` (the default, a few hundred inputs per property),
+Hypothesis profiles: ``dev`` (the default: a developer's run, 100 inputs per property),
+``HYPOTHESIS_PROFILE=ci`` (what CI runs, ``.ci/run`` sets it: 300 inputs per property),
 ``HYPOTHESIS_PROFILE=hostile`` (5000) and ``HYPOTHESIS_PROFILE=hostile-100k`` (100,000 per
-property, hours on two cores). A test's own ``@settings`` overrides the profile.
+property, hours on two cores). A property whose own ``@settings`` asks for a count takes it
+through ``tests.support.examples(count)``: that count under ``ci``, at most the profile's under
+``dev``, the profile's under the long ones.
+
+Under pytest-xdist (the project's ``-n auto``) every worker loads this file; the hostile
+inputs' timing table of each worker reaches the run's summary through
+``pytest_testnodedown`` below.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +40,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 _SLOW_INPUTS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile(
+    "dev", max_examples=100, deadline=None, suppress_health_check=_SLOW_INPUTS
+)
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=_SLOW_INPUTS)
 settings.register_profile(
     "hostile", max_examples=5000, deadline=None, suppress_health_check=_SLOW_INPUTS
@@ -38,7 +50,22 @@ settings.register_profile(
 settings.register_profile(
     "hostile-100k", max_examples=100_000, deadline=None, suppress_health_check=_SLOW_INPUTS
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A pytest-xdist worker ended: its hostile inputs' timing table joins this process's."""
+    table = node.workeroutput.get("hostile_slowest")
+    if table:
+        importlib.import_module("tests.hostile.conftest").merge(table)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The hostile inputs' timing table, when hostile tests ran (here or in the workers)."""
+    hostile = sys.modules.get("tests.hostile.conftest")
+    if hostile is not None:
+        hostile.report(terminalreporter)
 
 
 @pytest.fixture(params=["httpx", "httpx2"])

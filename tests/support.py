@@ -46,12 +46,17 @@ LAST_RESORT = "normalize-errors could not"
 
 def examples(ci: int) -> int:
     """``max_examples`` for a property whose CI count is ``ci``: that count under the ``ci``
-    profile, the profile's own (5000 or 100,000) under the long hostile profiles, so a
-    property's own ``@settings`` never caps a long run."""
+    profile, at most the profile's own under the smaller ``dev`` profile (a developer's run),
+    and the profile's own (5000 or 100,000) under the long hostile profiles, so a property's
+    own ``@settings`` never caps a long run (the profiles are registered in
+    ``tests/conftest.py``)."""
     from hypothesis import settings
 
     profile: int = settings().max_examples  # a fresh settings object takes the loaded profile's
-    return ci if profile <= 300 else profile
+    in_ci: int = settings.get_profile("ci").max_examples
+    if profile < in_ci:
+        return min(ci, profile)
+    return ci if profile == in_ci else profile
 
 
 def valid(err: Any, *, last_resort: bool = False) -> HarnessError:
@@ -84,6 +89,15 @@ def raised(call: Callable[[], object]) -> BaseException:
     except Exception as exc:
         return exc
     raise AssertionError("no exception was raised")
+
+
+def stream_of(err: object) -> dict[str, Any]:
+    """The summary a stream's error carries of what reached the caller
+    (``err.problem.stream``); the test fails if ``err`` has none."""
+    assert isinstance(err, HarnessError), type(err)
+    summary = err.problem.stream
+    assert summary is not None, err.problem.upstream
+    return dict(summary)
 
 
 def is_instance(obj: object, cls: type) -> bool:

@@ -2,16 +2,20 @@
 
 A block runs as a complete program (its asserts included), in a fresh namespace, from the
 checkout's root. A block after ``<!-- pytest -->`` is a test file: pytest runs it under the
-``llm_faults`` plugin and every test in it must pass. A block fenced as
-````` ```python title="excerpt: NAME" ````` is part of a larger program (it names things it does not
-define): the page shows the reader the title "excerpt: NAME", and the test skips it by that name.
-``EXCERPTS`` lists every one, so a new excerpt is a decision someone made here.
+``llm_faults`` plugin and every test in it must pass. A block after ``<!-- excerpt: NAME -->`` is
+part of a larger program (it names things it does not define): the test skips it by that name,
+and the reader sees no marker (an HTML comment is not shown; ``scripts/docs.py --site`` fails on
+a marker that shows in the built site). ``EXCERPTS`` lists every one, so a new excerpt is a
+decision someone made here. Every ```` ```python ```` fence of the pages is one of these three
+kinds: a fence with anything after ``python`` (an old-style title) would be neither run nor
+listed, so it fails.
 
 The generated tables of the docs pages (``scripts/docs.py``) must be current.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import runpy
@@ -19,6 +23,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,11 +32,12 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCK = re.compile(
-    r"(?:^[ ]*<!-- (?P<pytest>pytest) -->\n)?"
-    r"^(?P<indent>[ ]*)```python(?: title=\"(?P<excerpt>excerpt): (?P<name>[\w-]+)\")?\n"
+    r"(?:^[ ]*<!-- (?:(?P<pytest>pytest)|(?P<excerpt>excerpt): (?P<name>[\w-]+)) -->\n)?"
+    r"^(?P<indent>[ ]*)```python\n"
     r"(?P<code>.*?)^(?P=indent)```",
     re.S | re.M,
 )
+FENCE = re.compile(r"^[ ]*```python", re.M)
 
 # (page, excerpt name): every block the docs show that is not a whole program
 EXCERPTS = {
@@ -47,7 +53,6 @@ EXCERPTS = {
     ("docs/guides/testing.md", "replay-api"),
     ("docs/guides/wrapping.md", "normalized"),
     ("docs/guides/wrapping.md", "normalize-respond-check"),
-    ("docs/index.md", "wrap-teaser"),
 }
 
 
@@ -86,11 +91,69 @@ def test_every_excerpt_is_listed_by_name() -> None:
     assert len(named) == len(set(named))
 
 
+def test_every_python_fence_is_a_block() -> None:
+    """Each ```` ```python ```` fence of the pages is found as a program, a test file or an
+    excerpt: one written otherwise (```` ```python title="..." ````, the old excerpt form that
+    showed its marker to readers) would silently be neither run nor listed."""
+    for path in PAGES:
+        page = path.relative_to(ROOT).as_posix()
+        fences = len(FENCE.findall(path.read_text(encoding="utf-8")))
+        assert fences == sum(block.page == page for block in ALL), page
+
+
 def test_the_pages_have_programs() -> None:
     """The walk finds the docs' programs (a broken pattern would find none and pass)."""
     programs = [block for block in ALL if block.kind == "program"]
     assert len(programs) >= 10
     assert any(block.page == "docs/cookbook.md" for block in programs)
+
+
+LEAD_PAGES = ["README.md", "docs/index.md", "docs/guides/wrapping.md"]
+"""The pages a newcomer opens first: each says in one sentence what the library (or the page's
+tool) is, then shows the example."""
+
+
+def lead(text: str) -> tuple[str, str]:
+    """A page's first paragraph after its title, and the start of the first block after that
+    paragraph that is not a heading or an HTML comment."""
+    body = text.partition("\n")[2]
+    blocks = [part.strip() for part in re.split(r"\n[ ]*\n", body) if part.strip()]
+    blocks = [re.sub(r"^<!--.*?-->\n?", "", block) for block in blocks]
+    shown = [block for block in blocks if block and not block.startswith("#")]
+    return shown[0], shown[1]
+
+
+@pytest.mark.parametrize("page", LEAD_PAGES)
+def test_the_page_leads_with_what_it_is_then_the_example(page: str) -> None:
+    """The first paragraph is one sentence of at most 40 words; a Python block comes next
+    (before, the home page opened with a code fragment and the README and the wrapping guide
+    with paragraphs of 100 to 200 words of inline code)."""
+    first, then = lead((ROOT / page).read_text(encoding="utf-8"))
+    assert not first.startswith(("```", "-", "|", "<", "*")), first
+    prose = re.sub(r"`[^`]*`|\]\([^)]*\)", "", first)  # code spans and link targets
+    assert len(prose.split()) <= 40, first
+    assert prose.rstrip().endswith("."), first
+    assert not re.search(r"[.!?]\s", prose.rstrip()[:-1]), first
+    assert then.startswith("```python"), then
+
+
+def test_the_quick_start_gives_the_readmes_two_commands() -> None:
+    """The README's two commands (set up and replay; run the tests) are the quick start's, as
+    written, so the figures the README gives for them hold for both pages."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.partition("\n## The two commands\n")[2].partition("\n## ")[0]
+    commands = re.findall(r"^```sh\n(.*?)^```", section, re.S | re.M)
+    assert len(commands) == 2
+    assert commands[1] == ".venv/bin/python -m pytest\n"
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    for command in commands:
+        assert f"```sh\n{command}```" in quickstart
+
+
+def test_a_lead_is_read_as_written() -> None:
+    """``lead`` skips headings and comments, and keeps a code block's start."""
+    text = "# T\n\nWhat it is.\n\n## Try it\n\n<!-- pytest -->\n```python\nx = 1\n\ny = 2\n```\n"
+    assert lead(text) == ("What it is.", "```python\nx = 1")
 
 
 def missing_sdk(code: str) -> str | None:
@@ -150,14 +213,112 @@ def test_test_file_passes(block: Block, pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=len(re.findall(r"^(?:async )?def test_", block.code, re.M)))
 
 
-def test_generated_pages_are_current() -> None:
-    """The provider tables, the codes and the protocol tables match the code."""
+def docs_script() -> Any:
+    """``scripts/docs.py``, loaded as a module."""
     spec = importlib.util.spec_from_file_location("docs_script", ROOT / "scripts" / "docs.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.stale() == {}
+    return module
+
+
+def test_generated_pages_are_current() -> None:
+    """The provider tables, the codes and the protocol tables match the code."""
+    assert docs_script().stale() == {}
+
+
+def rendered_docstrings() -> list[tuple[str, int, str]]:
+    """Every docstring of the package the API reference can show, as (file, line, text): all
+    but a private module's own (``_code_classes``' drawn tree, which a test reads, is one)."""
+    found = []
+    for path in sorted((ROOT / "normalize_errors").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes: list[ast.AST] = [tree] if not path.stem.startswith("_") else []
+        nodes += [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        for node in nodes:
+            text = ast.get_docstring(node, clean=False)  # type: ignore[arg-type]
+            if text:
+                line = getattr(node, "lineno", 1)
+                found.append((path.relative_to(ROOT).as_posix(), line, text))
+    return found
+
+
+def test_no_docstring_uses_a_rest_literal_block() -> None:
+    """A docstring's example is a fenced ```` ```python ```` block: the reST form (a line
+    ending in ``::`` and an indented block) shows the reader a stray ``::`` and a block
+    without colour (CI's docs step finds it in the built site; this finds it in every run)."""
+    docstrings = rendered_docstrings()
+    assert len(docstrings) > 300  # the walk found the package's docstrings
+    stray = [
+        f"{path}:{line}"
+        for path, line, text in docstrings
+        if any(part.rstrip().endswith("::") for part in text.splitlines())
+    ]
+    assert stray == []
+
+
+# Pieces of pages as mkdocs-material renders them (CI's docs step checks the whole built site
+# with ``scripts/docs.py --site``): a titled code block, a code block of a docstring's
+# indented (reST ``::``) example, a pytest node id in code.
+TITLED = (
+    '<div class="language-python highlight"><span class="filename">excerpt: wrap-teaser</span>'
+    '<pre><span></span><code><span class="kn">from</span> x</code></pre></div>'
+)
+PLAIN = '<div class="language-python highlight"><pre><span></span><code>x = 1</code></pre></div>'
+UNNAMED = '<div class="highlight"><pre><span></span><code>install(app)</code></pre></div>'
+
+
+def test_the_site_check_finds_what_a_reader_trips_on() -> None:
+    """A marker shown as a block's title, a reST ``::`` in prose and a block without its
+    language are each reported; the same page without them is clean."""
+    problems = docs_script().page_problems
+    assert problems(f"<h1>Home</h1>{PLAIN}<p>Text.</p>") == []
+    [marker] = problems(f"<h1>Home</h1>{TITLED}")
+    assert "'excerpt:' shows" in marker
+    assert "wrap-teaser" in marker
+    [colons] = problems(f"<p>One line::</p>{PLAIN}")
+    assert "stray '::'" in colons
+    assert "One line::" in colons
+    [unnamed] = problems(f"<p>One line:</p>{UNNAMED}")
+    assert "1 code block(s) without a language" in unnamed
+    assert len(problems(f"<p>A::</p><p>B::</p>{TITLED}{UNNAMED}{UNNAMED}")) == 4
+
+
+def test_the_site_check_leaves_hidden_and_code_alone() -> None:
+    """The markers as HTML comments (how the pages hide them), ``::`` inside code (a pytest
+    node id) and text of scripts and styles are not what a reader sees."""
+    problems = docs_script().page_problems
+    page = (
+        "<!-- excerpt: wrap-teaser -->\n"
+        f"{PLAIN}<!-- pytest --><!-- generated: codes -->"
+        "<p>Run <code>pytest tests/test_x.py::test_y</code>.</p>"
+        '<pre><code>pytest "tests/a.py::b"</code></pre>'
+        "<script>var a = {x: 'a::b <!-- c -->'};</script><style>a::before {}</style>"
+    )
+    assert problems(page) == []
+
+
+def test_the_site_check_reads_every_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--site DIR`` exits 1 naming each page and problem, 0 on a clean site, 2 without one."""
+    script = docs_script()
+    assert script.main(["--site", str(tmp_path)]) == 2
+    (tmp_path / "index.html").write_text(f"<p>Home</p>{PLAIN}", encoding="utf-8")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "index.html").write_text(f"<p>Example::</p>{UNNAMED}", encoding="utf-8")
+    capsys.readouterr()
+    assert script.main(["--site", str(tmp_path)]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 2
+    assert all(line.startswith("api/index.html: ") for line in printed)
+    (tmp_path / "api" / "index.html").write_text(f"<p>For example:</p>{PLAIN}", encoding="utf-8")
+    assert script.main(["--site", str(tmp_path)]) == 0
 
 
 def test_the_wrapping_guide_lists_the_vendor_suites_differences() -> None:

@@ -261,13 +261,17 @@ def test_causes_are_bounded_and_keep_the_innermost_entry() -> None:
     assert depth_of(shallow) == 3
 
 
-def test_results_and_chunks_ride_along() -> None:
-    """The SDK result or the stream chunks stay on the error, and pickle when they can."""
-    err = normalize_errors.OutputTruncatedError()
+def test_results_and_stream_summaries_ride_along() -> None:
+    """The SDK result stays on the error and pickles when it can; a stream's summary is a
+    member of ``upstream`` (``err.stream``): it pickles, and goes wherever ``to_dict`` goes."""
+    summary = {"api": "chat", "chunks": 2, "phase": "text", "output_chars": 5, "terminal": False}
+    err = normalize_errors.OutputTruncatedError(upstream={"stream": summary})
     err.result = {"choices": []}
-    err.chunks = [1, 2]
     clone = pickle.loads(pickle.dumps(err))
-    assert (clone.result, clone.chunks) == ({"choices": []}, [1, 2])
+    assert (clone.result, clone.stream) == ({"choices": []}, summary)
+    assert normalize_errors.HarnessError.from_dict(err.to_dict()).stream == summary
+    assert normalize_errors.OutputTruncatedError().stream is None
+    assert normalize_errors.OutputTruncatedError(upstream={"stream": "cut"}).stream is None
     err.result = lambda: None  # not picklable: dropped, the error still pickles
     assert pickle.loads(pickle.dumps(err)).result is None
 

@@ -69,3 +69,28 @@ def test_the_wheel_ships_the_corpus_data_files() -> None:
         assert (folder / name).is_file(), name
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert not any(p in ignored for p in ("*.jsonl", "*.json", "VERSION", "corpus/"))
+
+
+def test_the_readmes_test_command_runs_on_every_cpu_and_ci_measures_every_worker() -> None:
+    """``python -m pytest`` runs the suite on one pytest-xdist worker per CPU (``-n auto`` in
+    the project's pytest settings; the plugin is in ``test-core``, which every test
+    environment of CI installs), and ``coverage run -m pytest`` measures those workers
+    (``patch = ["subprocess"]``, coverage 7.10.6 or later)."""
+    data = pyproject()
+    addopts = data["tool"]["pytest"]["ini_options"]["addopts"].split()
+    assert addopts[addopts.index("-n") + 1] == "auto"
+    core = data["dependency-groups"]["test-core"]
+    assert any(dep.startswith("pytest-xdist") for dep in core)
+    assert "coverage[toml]>=7.10.6" in core
+    assert data["tool"]["coverage"]["run"]["patch"] == ["subprocess"]
+    assert data["tool"]["coverage"]["run"]["parallel"] is True
+
+
+def test_a_developers_run_takes_the_small_hypothesis_profile_and_ci_the_large_one() -> None:
+    """The ``dev`` profile (the default, ``tests/conftest.py``) asks fewer inputs per property
+    than ``ci``, which ``.ci/run`` sets for every environment."""
+    from hypothesis import settings
+
+    assert settings.get_profile("dev").max_examples < settings.get_profile("ci").max_examples
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\nexport HYPOTHESIS_PROFILE=ci\n" in ci

@@ -21,7 +21,7 @@ from normalize_errors import (
     class_for_code,
 )
 
-from .support import VALIDATOR
+from .support import VALIDATOR, examples
 
 # Section 9 of the draft.
 SECTION_9 = """{ "type": "https://iana.org/assignments/http-problem-types#agent-harness-error",
@@ -311,7 +311,7 @@ PROBLEMISH = st.fixed_dictionaries(
 ).flatmap(lambda base: st.dictionaries(MEMBER_NAMES, JSON, max_size=6).map(lambda d: {**d, **base}))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.one_of(JSON, PROBLEMISH))
 def test_from_dict_on_any_json_returns_a_typed_error_or_the_documented_error(obj: Any) -> None:
     """Property: a typed, schema-valid error, or ProblemFormatError; never anything else."""

@@ -116,7 +116,17 @@ def test_every_public_module_lists_exactly_its_public_api(name: str) -> None:
 def test_all_is_sorted_and_exactly_the_public_names() -> None:
     """__all__ lists every public name of the package, sorted, and nothing private."""
     # loaded on first use (see ``__getattr__``)
-    lazy = {"wrap", "normalized", "rule", "Rule", "Advice", "Limit", "Location", "Origin"}
+    lazy = {
+        "wrap",
+        "normalized",
+        "rule",
+        "Rule",
+        "Advice",
+        "Limit",
+        "Location",
+        "Origin",
+        "StreamSummary",
+    }
     public = {
         name
         for name, value in vars(normalize_errors).items()
@@ -246,6 +256,10 @@ def test_the_member_types_are_real_types_loaded_on_first_use() -> None:
         info.origin for info in normalize_errors.CODES.values()
     }
     assert typing.is_typeddict(normalize_errors.Limit)
+    assert typing.is_typeddict(normalize_errors.StreamSummary)
+    assert {"chunks", "phase", "output_chars", "terminal"} <= set(
+        normalize_errors.StreamSummary.__annotations__
+    )
     assert set(normalize_errors.Location.__annotations__) == {
         "run_id",
         "turn",

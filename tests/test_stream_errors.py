@@ -4,10 +4,11 @@ reader (issue 25 part 3).
 Each test drives the real SDK client over an in-memory transport (httpx/httpx2
 ``MockTransport``; for botocore, a stubbed 200 response whose body is real event-stream
 framing). The stream sends ordinary chunks, then an error frame. The client is used twice:
-wrapped (``wrap(client)``: the error is typed as the SDK raises it, and keeps the chunks
-received before it) and plain (the SDK's own exception, passed to ``normalize``). Both
-must give the code and retryability of the same error object sent as an HTTP error (its
-"twin"), and keep the frame's facts in ``upstream``.
+wrapped (``wrap(client)``: the error is typed as the SDK raises it, and says how many
+chunks, and how much output, reached the caller before it: ``err.stream``) and plain (the
+SDK's own exception, passed to ``normalize``). Both must give the code and retryability of
+the same error object sent as an HTTP error (its "twin"), and keep the frame's facts in
+``upstream``.
 
 Where the SDK reader takes a stream apart:
 
@@ -49,7 +50,7 @@ from .providers.test_bedrock import MODEL, ORIGINAL, START, Stubber, _b64, serve
 from .providers.test_bedrock import client as bedrock_client
 from .providers.test_bedrock import event as bedrock_event
 from .providers.test_bedrock import exception as bedrock_exception
-from .support import is_instance, recorded, valid
+from .support import is_instance, recorded, stream_of, valid
 
 
 class Frame(NamedTuple):
@@ -106,17 +107,21 @@ def check_error(err: HarnessError, frame: Frame, provider: str) -> None:
 
 
 def same_error(plain: HarnessError, wrapped: HarnessError, retries: bool = True) -> None:
-    """The plain client's error, normalized, is the wrapped one's, but for ``max_attempts``:
-    only ``wrap()`` knows the client's ``max_retries`` (0 here: one attempt), and gives it
-    to an ``upstream.*`` error of a client that has one (``retries``)."""
+    """The plain client's error, normalized, is the wrapped one's, but for ``max_attempts``
+    and ``upstream.stream``: only ``wrap()`` knows the client's ``max_retries`` (0 here: one
+    attempt), and gives it to an ``upstream.*`` error of a client that has one
+    (``retries``); only ``wrap()`` watched what the stream delivered."""
     assert plain.max_attempts is None
+    assert plain.stream is None
     data = plain.to_dict()
     if retries and plain.code.startswith("upstream."):
         assert wrapped.max_attempts == 1
         data["max_attempts"] = 1
     else:
         assert wrapped.max_attempts is None
-    assert data == wrapped.to_dict()
+    theirs = wrapped.to_dict()
+    assert theirs["upstream"].pop("stream")["chunks"] >= 0
+    assert data == theirs
 
 
 def raised(consume: Callable[[], Any]) -> Exception:
@@ -249,7 +254,8 @@ def test_openai_chat_stream_error_frames(frame: Frame) -> None:
     check_openai_vendor_error(err.problem.__cause__, frame)  # type: ignore[arg-type]
     check_error(err.problem, frame, "openai")
     assert len(seen) == 2
-    assert err.problem.chunks == seen
+    assert stream_of(err)["chunks"] == len(seen)
+    assert (stream_of(err)["phase"], stream_of(err)["output_chars"]) == ("text", 3)
     assert [c.choices[0].delta.content for c in seen] == ["", "The"]
     if frame.name in LIMITS:
         limit = err.problem.limit
@@ -263,7 +269,7 @@ def test_openai_chat_stream_error_frames(frame: Frame) -> None:
     check_openai_vendor_error(exc, frame)
     plain = normalize(exc)
     check_error(plain, frame, "openai")
-    assert plain.chunks is None  # nothing kept it
+    assert plain.stream is None  # no watch counted it
     same_error(plain, err.problem)
 
 
@@ -284,8 +290,7 @@ def test_openai_async_chat_stream_error_frames(frame: Frame) -> None:
     err = raised(lambda: asyncio.run(consume(wrap(openai_client(body, asynchronous=True)))))
     assert isinstance(err, HarnessError)
     check_error(err.problem, frame, "openai")
-    assert err.problem.chunks is not None
-    assert len(err.problem.chunks) == 2
+    assert stream_of(err)["chunks"] == 2
     exc = raised(lambda: asyncio.run(consume(openai_client(body, asynchronous=True))))
     check_openai_vendor_error(exc, frame)
     check_error(normalize(exc), frame, "openai")
@@ -307,7 +312,13 @@ def test_openai_responses_stream_error_event() -> None:
     assert isinstance(err, HarnessError)
     check_error(err.problem, frame, "openai")
     assert [event.type for event in seen] == ["response.created", "response.in_progress"]
-    assert err.problem.chunks == seen
+    assert stream_of(err) == {
+        "api": "responses",
+        "chunks": 2,
+        "phase": "before_output",
+        "output_chars": 0,
+        "terminal": False,
+    }
     exc = raised(lambda: consume(openai_client(body)))
     check_openai_vendor_error(exc, frame)
     check_error(normalize(exc), frame, "openai")
@@ -381,7 +392,8 @@ def test_anthropic_error_event(name: str, helper: bool) -> None:
     assert isinstance(err, HarnessError)
     assert is_instance(err, anthropic.APIStatusError)
     check_error(err.problem, frame, "anthropic")
-    assert err.problem.chunks == seen
+    assert stream_of(err)["chunks"] == len(seen)
+    assert stream_of(err)["output_chars"] == len(text_of(seen))
     assert text_of(seen).startswith("Hello")  # the output already seen stays readable
 
     exc = raised(lambda: consume(anthropic_client(name)))
@@ -408,7 +420,7 @@ def test_anthropic_async_error_event(name: str) -> None:
     err = raised(lambda: asyncio.run(consume(wrap(anthropic_client(name, asynchronous=True)))))
     assert isinstance(err, HarnessError)
     check_error(err.problem, frame, "anthropic")
-    assert err.problem.chunks
+    assert stream_of(err)["chunks"] > 0
     exc = raised(lambda: asyncio.run(consume(anthropic_client(name, asynchronous=True))))
     check_error(normalize(exc), frame, "anthropic")
 
@@ -506,7 +518,7 @@ def test_gemini_stream_error_chunks(body: bytes, before: int, frame: Frame, vend
     assert isinstance(err, vendor)
     check_error(err.problem, frame, "google")
     assert len(seen) == before
-    assert err.problem.chunks == seen
+    assert stream_of(err)["chunks"] == len(seen)
     assert seen[0].text == "Okay"
 
     exc = raised(lambda: consume(gemini_client(body)))
@@ -526,8 +538,7 @@ def test_gemini_stream_error_chunks(body: bytes, before: int, frame: Frame, vend
     err = raised(lambda: asyncio.run(consume_async(wrap(gemini_client(body)))))
     assert isinstance(err, HarnessError)
     check_error(err.problem, frame, "google")
-    assert err.problem.chunks is not None
-    assert len(err.problem.chunks) == before
+    assert stream_of(err)["chunks"] == before
     exc = raised(lambda: asyncio.run(consume_async(gemini_client(body))))
     check_error(normalize(exc), frame, "google")
 
@@ -632,7 +643,7 @@ def test_bedrock_exception_frames(operation: str, frame: BedrockFrame) -> None:
     expected = {"code": kind, "message": message, "operation": name, "in_stream": True}
     assert {k: problem.upstream.get(k) for k in expected} == expected
     assert len(seen) == len(before)
-    assert problem.chunks == seen
+    assert stream_of(problem)["chunks"] == len(seen)
 
     plain_client = bedrock_client()
     serve(plain_client, frames)

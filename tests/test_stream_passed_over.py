@@ -19,7 +19,7 @@ import pytest
 from normalize_errors import HarnessError, corpus, from_response, wrap
 from normalize_errors._replay_calls import http_library
 
-from .support import recorded, valid
+from .support import recorded, stream_of, valid
 from .test_corpus_sdks import served_body
 
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK")
@@ -124,7 +124,7 @@ def test_anthropic_events_without_an_event_line(case_id: str, helper: bool, mode
     problem = valid(err.problem)
     assert problem.code == code
     assert {k: problem.upstream.get(k) for k in upstream} == upstream
-    assert problem.chunks == []
+    assert stream_of(problem)["chunks"] == 0  # nothing reached the caller
     raw = from_response(200, {"content-type": "text/event-stream"}, body)
     if raw.upstream.get("in_stream"):  # an error event: read as the raw body reads it
         assert (raw.code, raw.retryable) == (problem.code, problem.retryable)
@@ -152,7 +152,8 @@ def test_an_unnamed_error_event_after_named_events_is_raised_at_the_end() -> Non
     assert isinstance(err, HarnessError)
     assert err.problem.code == "upstream.rate_limited"
     assert text_of(seen) == "Hello!"
-    assert err.problem.chunks == seen
+    assert stream_of(err)["chunks"] == len(seen)
+    assert stream_of(err)["output_chars"] == len("Hello!")
 
 
 def test_the_watch_keeps_no_passed_over_event_once_a_chunk_has_come() -> None:

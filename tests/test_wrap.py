@@ -37,7 +37,7 @@ from normalize_errors import (
 from normalize_errors._replay_calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
-from .support import cassette, is_instance, needed, raised
+from .support import cassette, is_instance, needed, raised, stream_of
 
 CASSETTES = cassette_paths()
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
@@ -72,7 +72,7 @@ def test_cassettes_through_a_wrapped_client(path: Path, mode: str) -> None:
         if hasattr(plain.exception, "status_code"):
             assert err.status_code == plain.exception.status_code  # type: ignore[attr-defined]
     elif scenario.stream or scenario.call.endswith("_stream"):
-        assert err.chunks, "the chunks received before the failure stay on the error"
+        assert stream_of(err)["chunks"], "the error says what reached the caller"
     else:
         assert err.result is not None, "the failing result stays on the error"
     clone = pickle.loads(pickle.dumps(err))
@@ -225,7 +225,8 @@ def truncated(request: Any) -> tuple[int, bytes, str]:
 
 
 def test_stop_reasons_raise_with_the_result_attached() -> None:
-    """finish_reason length raises OutputTruncatedError; the result or chunks ride along."""
+    """finish_reason length raises OutputTruncatedError; the result rides along, and a
+    stream's error says what reached the caller (and keeps no chunk)."""
     client = wrap(openai_client(truncated))
     with pytest.raises(OutputTruncatedError) as info:
         client.chat.completions.create(model="m", messages=MESSAGES)
@@ -233,8 +234,14 @@ def test_stop_reasons_raise_with_the_result_attached() -> None:
     with pytest.raises(OutputTruncatedError) as streamed:
         for _ in client.chat.completions.create(model="m", messages=MESSAGES, stream=True):
             pass
-    assert streamed.value.chunks is not None
-    assert [c.choices[0].delta.content for c in streamed.value.chunks] == ["Hi", None]
+    assert stream_of(streamed.value) == {
+        "api": "chat",
+        "chunks": 2,
+        "phase": "done",
+        "output_chars": 2,
+        "terminal": True,
+        "stop_reason": "length",
+    }
 
 
 def test_stream_helpers_raise_typed_errors_at_the_end() -> None:
@@ -301,7 +308,7 @@ def test_async_client_success_and_stream() -> None:
 
         with pytest.raises(OutputTruncatedError) as info:
             await consume()
-        assert info.value.chunks == received
+        assert stream_of(info.value)["chunks"] == len(received)
         return received
 
     assert len(asyncio.run(main())) == 2
@@ -623,8 +630,13 @@ def test_a_generating_stream_without_a_chunk_is_an_invalid_response(body: bytes)
         list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
     err = info.value
     assert err.retryable is True
-    assert err.chunks == []
-    assert err.upstream == {"provider": "openai", "in_stream": True, "events_skipped": 0}
+    summary = {"api": "stream", "chunks": 0, "phase": "before_output", "output_chars": 0}
+    assert err.upstream == {
+        "provider": "openai",
+        "in_stream": True,
+        "events_skipped": 0,
+        "stream": {**summary, "terminal": False},
+    }
     assert "before its first chunk" in str(err.detail)
 
     for check in (False, {"output.truncated"}):  # unchecked, or checked for other codes only
@@ -680,10 +692,16 @@ class Feed:
 
 def test_iterating_a_wrapped_object_types_its_errors_and_keeps_no_chunks() -> None:
     """``for x in wrap(obj)`` and ``async for``: a failure mid-way is typed; the object is no
-    generating method's stream, so nothing it yielded was kept (``chunks`` is ``None``)."""
+    generating method's stream: its chunks are counted (each one output), never kept."""
     with pytest.raises(UpstreamUnavailableError) as info:
         list(wrap(Feed()))
-    assert info.value.chunks is None
+    assert stream_of(info.value) == {
+        "api": "stream",
+        "chunks": 2,
+        "phase": "text",
+        "output_chars": 2,
+        "terminal": False,
+    }
     assert isinstance(info.value.problem.__cause__, ConnectionResetError)
 
     async def drain() -> list[Any]:
@@ -691,7 +709,7 @@ def test_iterating_a_wrapped_object_types_its_errors_and_keeps_no_chunks() -> No
 
     with pytest.raises(UpstreamUnavailableError) as later:
         asyncio.run(drain())
-    assert later.value.chunks is None
+    assert stream_of(later.value)["chunks"] == 2
 
 
 class Unconfigured:
@@ -1232,7 +1250,7 @@ def test_a_stream_still_raises_its_stop_reason_at_the_end() -> None:
     assert type(stream) is openai.Stream
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)
-    assert len(info.value.chunks or []) == 2
+    assert stream_of(info.value)["chunks"] == 2
 
 
 def tool_calling(request: Any) -> tuple[int, bytes, str]:
@@ -1356,7 +1374,7 @@ def test_a_drop_in_with_the_transports_error_as_cause_pickles_without_the_key() 
 
 def test_a_stream_watched_twice_is_watched_once() -> None:
     """The same SDK stream handed to the watcher again (read twice) keeps one watcher: the
-    end-of-stream check raises once, with the chunks once."""
+    end-of-stream check raises once, having counted each chunk once."""
 
     def cut(request: Any) -> tuple[int, bytes, str]:
         return 200, sse([chunk("Hi", None), chunk(None, "length")]), "text/event-stream"
@@ -1369,7 +1387,7 @@ def test_a_stream_watched_twice_is_watched_once() -> None:
     assert stream._iterator is watcher  # not a second watcher around the first
     with pytest.raises(OutputTruncatedError) as info:
         list(stream)
-    assert len(info.value.chunks or []) == 2
+    assert stream_of(info.value)["chunks"] == 2
 
 
 def test_an_sdk_exception_no_drop_in_can_be_made_of_is_re_raised_unchanged() -> None:
@@ -1523,3 +1541,34 @@ def test_an_sdk_dataclass_result_comes_back_as_the_sdk_made_it() -> None:
             return made
 
     assert wrap(Holder()).result() is made
+
+
+def test_the_success_path_does_its_work_once_per_client() -> None:
+    """Issue 37, item 6: what does not change between calls is found once. The reader of a
+    client's results is its adapter's ``diagnose``, found at the first result and kept on the
+    client's options; each link of ``client.chat.completions.create`` is read from the
+    proxy's own cache through a ``_Kept`` its class holds (no failed lookup per link), while
+    another client of the same class reads its own links, and a member set or deleted on a
+    proxy is read afresh."""
+    from normalize_errors.providers import openai as openai_adapter
+
+    one, two = wrap(openai_client(ok)), wrap(openai_client(ok))
+    assert one.chat.completions.create(model="m", messages=MESSAGES).choices[0].message.content
+    kept = vars(type(one))["chat"]
+    assert isinstance(kept, _wrap._Kept)
+    assert vars(type(one.chat))["completions"].name == "completions"
+    options = one.chat.completions.create.__closure__  # the wrapped method's options
+    found = [
+        cell.cell_contents
+        for cell in options or ()
+        if isinstance(cell.cell_contents, _wrap._Options)
+    ]
+    assert found
+    assert found[0].judge is openai_adapter.diagnose
+    assert two.chat is not one.chat  # the other client's own link, through the same class
+    assert two.chat._ne_target is two._ne_target.chat
+    assert one.chat is one.chat  # kept
+    replacement = two._ne_target.chat
+    one.chat = replacement  # set on the client itself: the kept link is dropped
+    assert one._ne_target.chat is replacement
+    assert one.chat._ne_target is replacement

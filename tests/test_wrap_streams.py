@@ -1,5 +1,5 @@
-"""What a wrapped stream keeps: nothing for byte, text and line streams; the chunks of a
-checked generating stream (issue 22, finding 4).
+"""What a wrapped stream keeps: none of its chunks, whether a byte, text or line stream
+(issue 22, finding 4) or a checked generating stream (issue 37: its state machine's counts).
 
 The bodies here are constructed (zero bytes in 64 KiB pieces): only their size matters.
 """
@@ -17,6 +17,7 @@ import pytest
 
 from normalize_errors import wrap
 from normalize_errors._replay_calls import http_library
+from normalize_errors._stream_state import StreamState
 
 PIECE = 64 * 1024
 PIECES = 1024  # 64 MiB in all
@@ -40,6 +41,15 @@ def peak_while(consume: Callable[[], int]) -> tuple[int, int]:
     return read, peak
 
 
+def assert_counts_only(stream: Any) -> None:
+    """``stream`` (a proxied stream) is watched by the plain state machine: it counts what
+    passed, and holds no chunk (it has no member that could)."""
+    state = stream._ne_watch.state
+    assert type(state) is StreamState, type(state)
+    assert state.chunks > 0
+    assert state.output_chars >= state.chunks  # each piece's bytes, or lines' characters
+
+
 HTTP_LIBRARIES = [name for name in ("httpx", "httpx2") if importlib.util.find_spec(name)]
 
 
@@ -60,7 +70,7 @@ def test_a_wrapped_http_clients_byte_stream_keeps_nothing(library: str) -> None:
             stream = response.iter_bytes()
             for chunk in stream:
                 read += len(chunk)
-            assert stream._ne_chunks is None  # nothing kept, at the end either
+            assert_counts_only(stream)  # nothing kept, at the end either
         return read
 
     read, peak = peak_while(consume)
@@ -69,7 +79,7 @@ def test_a_wrapped_http_clients_byte_stream_keeps_nothing(library: str) -> None:
     with client.stream("GET", "https://example.test/big") as response:
         lines = response.iter_lines()
         assert sum(len(line) for line in lines) == PIECE * PIECES
-        assert lines._ne_chunks is None
+        assert_counts_only(lines)
 
 
 @pytest.mark.parametrize("library", HTTP_LIBRARIES)
@@ -92,7 +102,7 @@ def test_a_wrapped_async_http_clients_byte_stream_keeps_nothing(library: str) ->
             stream = response.aiter_bytes()
             async for chunk in stream:
                 read += len(chunk)
-            assert stream._ne_chunks is None
+            assert_counts_only(stream)
         return read
 
     read, peak = peak_while(lambda: asyncio.run(consume()))
@@ -145,7 +155,8 @@ def test_openai_file_content_iter_bytes_adds_nothing_to_what_the_sdk_holds() -> 
             content = client.files.content("file-abc123")
             stream = content.iter_bytes(PIECE)
             read = sum(len(chunk) for chunk in stream)
-            assert getattr(stream, "_ne_chunks", None) is None
+            if hasattr(stream, "_ne_watch"):
+                assert_counts_only(stream)
             return read
 
         return run
@@ -316,7 +327,7 @@ def test_a_stream_read_to_its_end_keeps_no_chunk(sdk: str, mode: str) -> None:
         stream = await create(stream=True, **kwargs)
         await anext(aiter(stream))
         watch = weakref.ref(_watch_of(stream))
-        assert _watch_of(stream).chunks  # kept while the stream runs
+        assert _watch_of(stream).state.chunks == 1  # counted while the stream runs
         async for _ in stream:
             pass
         return stream, watch
@@ -327,7 +338,7 @@ def test_a_stream_read_to_its_end_keeps_no_chunk(sdk: str, mode: str) -> None:
         stream = create(stream=True, **kwargs)
         next(iter(stream))
         watch = weakref.ref(_watch_of(stream))
-        assert _watch_of(stream).chunks
+        assert _watch_of(stream).state.chunks == 1
         for _ in stream:
             pass
     gc.collect()
@@ -396,3 +407,50 @@ def test_closing_a_watched_async_tool_runner_closes_its_turn_at_once() -> None:
         pytest.skip(f"anthropic {anthropic.__version__} has no tool runner")
     assert closed_runner_closes(wrapped=False) == 1
     assert closed_runner_closes(wrapped=True) == 1
+
+
+def chat_stream_client(chunks: int) -> Any:
+    """A real OpenAI client whose every answer is a chat stream of ``chunks`` text chunks and
+    a finish chunk, each a fresh piece of the body (constructed: only their count matters)."""
+    http = http_library("openai")
+    base = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+    piece = f'data: {base}[{{"index":0,"delta":{{"content":"x"}}}}]}}\n\n'.encode()
+    last = f'data: {base}[{{"index":0,"delta":{{}},"finish_reason":"stop"}}]}}\n\n'.encode()
+
+    def body() -> Iterator[bytes]:
+        for _ in range(chunks):
+            yield piece
+        yield last + b"data: [DONE]\n\n"
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    transport = http.MockTransport(handler)
+    return openai.OpenAI(
+        api_key="sk-test", max_retries=0, http_client=http.Client(transport=transport)
+    )
+
+
+def test_a_checked_chat_stream_read_chunk_by_chunk_takes_the_memory_of_the_raw_one() -> None:
+    """Issue 37, item 4: a checked generating stream holds no chunk after yielding it. Read
+    and dropped chunk by chunk, 5,000 chunks peak at what the raw SDK's stream peaks at
+    (within a few KiB: the watch and its state machine); before, the wrapper kept them all
+    (about 14 MiB here, 254 MiB for 100,000)."""
+    messages = [{"role": "user", "content": "Hi"}]
+
+    def reader(client: Any) -> Callable[[], int]:
+        def read() -> int:
+            count = 0
+            for _ in client.chat.completions.create(model="m", messages=messages, stream=True):
+                count += 1
+            return count
+
+        return read
+
+    for warm in (chat_stream_client(20), wrap(chat_stream_client(20))):
+        reader(warm)()  # imports and first-use caches belong to no stream
+    count, raw_peak = peak_while(reader(chat_stream_client(5000)))
+    assert count == 5001
+    count, wrapped_peak = peak_while(reader(wrap(chat_stream_client(5000))))
+    assert count == 5001
+    assert wrapped_peak < raw_peak + 64 * 1024, (raw_peak, wrapped_peak)

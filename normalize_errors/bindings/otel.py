@@ -7,7 +7,10 @@ conventions agree on:
   cardinality, and what a dashboard groups by;
 * the status is ERROR, its description ``str(err)`` (``code: detail``);
 * one ``exception`` event with ``exception.type``, ``exception.message``,
-  ``exception.stacktrace`` and the harness members as attributes (``ATTRIBUTES`` below).
+  ``exception.stacktrace`` and the harness members as attributes (``ATTRIBUTES`` below);
+* for a stream that failed before its terminal event (a cut stream, a connection lost
+  mid-stream: ``err.stream["terminal"]`` is false), the GenAI conventions' span attribute
+  ``gen_ai.response.finish_reasons = ["error"]``.
 
 Why not the SDK's ``span.record_exception(err)``: it prints ``traceback.format_exception``
 of the whole chain, and the chain holds the vendor's original exception, whose message may
@@ -26,7 +29,9 @@ the current span is recording (``harness.attempt.*`` attributes; a failed attemp
 recorded with ``record_error``).
 
 ``model_feedback`` is left out of telemetry (it is text meant for the model, often derived
-from its output); ``detail``, ``upstream`` and the rest are already redacted by the error.
+from its output), and so is a failed stream's output text (``upstream.stream.text``, kept
+only when the caller asked for it); ``detail``, ``upstream`` and the rest are already
+redacted by the error.
 
 Needs the ``otel`` extra (``opentelemetry-api``); nothing is exported without an SDK.
 """
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTES",
+    "FINISH_REASONS",
     "PREFIX",
     "HarnessErrorFilter",
     "attempt_span",
@@ -122,10 +128,23 @@ def attributes(err: BaseException) -> dict[str, Any]:
     for name in ("limit", "location", "upstream"):
         value = getattr(problem, name)
         if value:
-            _flatten(PREFIX + name, dict(value), out, 0)
+            _flatten(PREFIX + name, _without_output(dict(value)), out, 0)
     if problem.causes:
         out[PREFIX + "causes"] = [cause.problem.code for cause in problem.causes]
     return out
+
+
+def _without_output(members: dict[str, Any]) -> dict[str, Any]:
+    """``members`` without a failed stream's output text (``upstream.stream.text``)."""
+    stream = members.get("stream")
+    if isinstance(stream, dict) and "text" in stream:
+        members["stream"] = {k: v for k, v in stream.items() if k != "text"}
+    return members
+
+
+FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+"""OpenTelemetry's GenAI attribute for why generation stopped; ``["error"]`` for a stream cut
+before its terminal event."""
 
 
 def _stacktrace(problem: HarnessError) -> str:
@@ -145,6 +164,9 @@ def record_error(span: Span, err: BaseException) -> None:
         problem = _harness(err)
         fields = attributes(problem)
         span.set_attribute("error.type", problem.code)
+        stream = problem.stream
+        if stream is not None and stream.get("terminal") is False:
+            span.set_attribute(FINISH_REASONS, ["error"])
         span.set_status(Status(StatusCode.ERROR, redact(str(problem))))
         cls = type(problem)
         event = {

@@ -1,9 +1,11 @@
 """Return harness errors from a Starlette or FastAPI service as problem+json responses.
 
-One line::
+One line:
 
-    from normalize_errors.bindings.starlette import install
-    install(app)            # HarnessError -> application/problem+json
+```python
+from normalize_errors.bindings.starlette import install
+install(app)  # HarnessError -> application/problem+json
+```
 
 ``install(app, catch_all=True)`` also turns every other exception into a harness error with
 ``normalize()`` (a bug becomes ``harness.internal_error``, status 500), so a service never

@@ -10,6 +10,8 @@ exports:
 * ``diagnose(result, tools)``: a successful result -> the ``HarnessError`` its stop reason
   means, or ``None``;
 * ``diagnose_stream(chunks, tools)``: the same for the chunks of a finished stream;
+* ``stream_state(first, keep_text)``: the state machine of a stream whose first chunk is
+  ``first`` (``normalize_errors._stream_state``), fed each chunk a wrapped stream yields;
 * ``TABLE``: the mapping, as rows the docs print; and, where the vendor has them, ``CLASSES``
   (its SDK's exception classes) and ``STOP_REASONS`` (the stop reasons of a result), which the
   provider pages print too.
@@ -31,6 +33,7 @@ from .._exceptions import HarnessError
 
 if TYPE_CHECKING:
     from .._rules import Rule
+    from .._stream_state import StreamState
 
 __all__ = ["NAMES", "PROVIDERS", "Adapter", "Provider"]
 
@@ -210,3 +213,5 @@ class Adapter(Protocol):
     def diagnose(self, result: Any, tools: Any) -> HarnessError | None: ...
 
     def diagnose_stream(self, chunks: Any, tools: Any) -> HarnessError | None: ...
+
+    def stream_state(self, first: Any, keep_text: int = 0) -> StreamState: ...

@@ -52,7 +52,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._safe_read import field, integer, text_of
+from .._safe_read import field, integer, member, text_of
+from .._stream_state import StreamState, fold
 from ._routing import declared
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]
 
 NAME: Final = "anthropic"
@@ -343,8 +345,17 @@ _USAGE: Final = Usage(
 
 
 def _stop(code: str, reason: str, detail: str, result: Any, **extra: Any) -> HarnessError:
-    request_id = text_of(field(result, "_request_id"))
-    return stop_error(NAME, code, reason, detail, request_id=request_id, **extra)
+    """The error a message's stop reason means, with the message's ids."""
+    return stop_error(
+        NAME,
+        code,
+        reason,
+        detail,
+        request_id=text_of(field(result, "_request_id")),
+        message_id=text_of(field(result, "id")),
+        model=text_of(field(result, "model")),
+        **extra,
+    )
 
 
 def _stop_details(value: Any) -> dict[str, Any] | None:
@@ -356,7 +367,7 @@ def _stop_details(value: Any) -> dict[str, Any] | None:
 
 
 def _blocks(result: Any) -> list[Any]:
-    content = field(result, "content")
+    content = member(result, "content")
     if isinstance(content, (list, tuple)):
         return list(content)
     return []
@@ -421,11 +432,11 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     stop reason this library does not know) with no usable content is ``output.empty``;
     ``stop_sequence``, ``tool_use`` and ``pause_turn`` are never failures.
     """
-    reason = text_of(field(result, "stop_reason"))
+    reason = text_of(member(result, "stop_reason"))
     blocks = _blocks(result)
-    if reason is None and not blocks and text_of(field(result, "type")) != "message":
+    if reason is None and not blocks and text_of(member(result, "type")) != "message":
         return _not_a_message(result)
-    found = _judge(result, reason, blocks, offered_names(tools))
+    found = _judge(result, reason, blocks, tools)
     if found is not None and found.result is None:
         found.result = result
     return found
@@ -458,10 +469,8 @@ def _not_a_message(result: Any) -> HarnessError | None:
 
 
 def _judge(
-    result: Any, reason: str | None, blocks: list[Any], offered: frozenset[str] | None
+    result: Any, reason: str | None, blocks: list[Any], tools: Iterable[Any] | None
 ) -> HarnessError | None:
-    message_id = text_of(field(result, "id"))
-    model = text_of(field(result, "model"))
     if reason == "max_tokens":
         usable = any(
             text_of(field(block, "type")) == "tool_use" or text_of(field(block, "text"))
@@ -474,8 +483,6 @@ def _judge(
             result,
             usable_output=usable,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     if reason == "model_context_window_exceeded":
         return _stop(
@@ -484,8 +491,6 @@ def _judge(
             "The output stopped because the model's context window is full.",
             result,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     if reason == "refusal":
         details = _stop_details(field(result, "stop_details"))
@@ -496,21 +501,20 @@ def _judge(
             explanation or "The model declined the request.",
             result,
             stop_details=details,
-            message_id=message_id,
-            model=model,
         )
     produced = False
     for block in blocks:
-        kind = text_of(field(block, "type"))
+        kind = text_of(member(block, "type"))
         if kind == "tool_use":
             produced = True
+            offered = offered_names(tools)
             problem = tool_call_problem(
                 field(block, "name"), field(block, "input"), field(block, "id"), offered, NAME
             )
             if problem is not None:
                 return problem
         elif kind == "text":
-            produced = produced or bool(text_of(field(block, "text")))
+            produced = produced or bool(text_of(member(block, "text")))
         elif kind not in _UNUSED:
             produced = True
     if not produced and reason is not None and reason not in _QUIET:
@@ -520,8 +524,6 @@ def _judge(
             "The model returned no content.",
             result,
             usage=read_usage(result, _USAGE),
-            message_id=message_id,
-            model=model,
         )
     return None
 
@@ -541,95 +543,27 @@ def _error_event(event: Any) -> HarnessError:
     return decide(TABLE, facts_of(_SDK, None, None, event, in_stream=True))
 
 
-def _block_state(block: Any) -> dict[str, Any]:
-    kind = text_of(field(block, "type")) or "unknown"
-    state: dict[str, Any] = {"type": kind}
-    if kind == "text":
-        state["text"] = text_of(field(block, "text")) or ""
-    elif kind == "tool_use":
-        state["id"] = text_of(field(block, "id"))
-        state["name"] = text_of(field(block, "name"))
-        state["input"] = field(block, "input")
-        state["json"] = ""
-    return state
+def stream_state(first: Any, keep_text: int = 0) -> StreamState:
+    """The state machine of a Messages stream (``_anthropic_stream``), for its first event."""
+    from ._anthropic_stream import MessagesState
+
+    return MessagesState(keep_text)
 
 
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
     """The harness error a finished Messages stream means, or ``None``.
 
-    The raw events (``message_start``, ``content_block_start``, ``content_block_delta``,
-    ``message_delta``; SDK objects or their JSON) are folded into one message (text, tool
-    ``input_json_delta`` fragments, the ``message_delta``'s ``stop_reason`` and
-    ``stop_details``) and read like ``diagnose``; so are the ``completion`` events of the
-    legacy Text Completions stream (their text and last ``stop_reason``). The extra events of
-    ``messages.stream()`` (``text``, ``input_json``, ...) are skipped. An ``error`` event
-    given as data is read like its HTTP twin.
+    The events (``message_start``, ``content_block_*``, ``message_delta``, ``message_stop``;
+    SDK objects or their JSON, and the legacy Text Completions ``completion`` events) are
+    fed to the stream's state machine: an ``error`` event is the stream's failure; a stream
+    that stated its stop reason is read like ``diagnose`` (its text, tool inputs and stop
+    reason); one that ended without it after its first event was cut
+    (``upstream.invalid_response``). ``messages.stream()``'s own events are counted, not read.
     """
     try:
-        events = iter(chunks)
+        events = list(chunks)
     except Exception:  # not a sequence of events at all
         return None
-    message: dict[str, Any] = {"type": "message", "content": None}
-    blocks: dict[int, dict[str, Any]] = {}
-    seen = False
-    for chunk in events:
-        kind = text_of(field(chunk, "type"))
-        if kind == "error":
-            return _error_event(chunk)
-        if kind == "message_start":
-            seen = True
-            start = field(chunk, "message")
-            for name in ("id", "model", "stop_reason"):
-                value = text_of(field(start, name))
-                if value:
-                    message[name] = value
-            message["usage"] = read_usage(start, _USAGE)
-            for index, block in enumerate(_blocks(start)):
-                blocks[index] = _block_state(block)
-        elif kind == "content_block_start":
-            seen = True
-            index = integer(field(chunk, "index")) or 0
-            blocks[index] = _block_state(field(chunk, "content_block"))
-        elif kind == "content_block_delta":
-            index = integer(field(chunk, "index")) or 0
-            state = blocks.setdefault(index, {"type": "unknown"})
-            delta = field(chunk, "delta")
-            delta_type = text_of(field(delta, "type"))
-            if delta_type == "text_delta":
-                state["text"] = state.get("text", "") + (text_of(field(delta, "text")) or "")
-            elif delta_type == "input_json_delta":
-                state["json"] = state.get("json", "") + (
-                    text_of(field(delta, "partial_json")) or ""
-                )
-        elif kind == "completion":  # the legacy Text Completions stream: text and stop_reason
-            seen = True
-            state = blocks.setdefault(0, {"type": "text", "text": ""})
-            state["text"] = state.get("text", "") + (text_of(field(chunk, "completion")) or "")
-            reason = text_of(field(chunk, "stop_reason"))
-            if reason:
-                message["stop_reason"] = reason
-        elif kind == "message_delta":
-            seen = True
-            delta = field(chunk, "delta")
-            reason = text_of(field(delta, "stop_reason"))
-            if reason:
-                message["stop_reason"] = reason
-            details = field(delta, "stop_details")
-            if details is not None:
-                message["stop_details"] = details
-            output = integer(field(field(chunk, "usage"), "output_tokens"))
-            if output is not None:
-                message.setdefault("usage", {})["output_tokens"] = output
-    if not seen:
+    if not events:
         return None
-    content: list[dict[str, Any]] = []
-    for _, state in sorted(blocks.items()):
-        block = {k: v for k, v in state.items() if k != "json"}
-        if state.get("json"):
-            block["input"] = state["json"]
-        content.append(block)
-    message["content"] = content
-    found = diagnose(message, tools)
-    if found is not None:
-        found.result = None
-    return found
+    return fold(stream_state(events[0]), events, tools)  # type: ignore[no-any-return]

@@ -57,6 +57,7 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
+from .._stream_state import StreamState, fold
 from ._routing import declared
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]
 
 NAME: Final = "bedrock"
@@ -687,88 +689,31 @@ def _chunk_json(event: Any) -> Any:
     return None
 
 
+def stream_state(first: Any, keep_text: int = 0) -> StreamState:
+    """The state machine of a ConverseStream or InvokeModelWithResponseStream, for its first
+    event (``_bedrock_stream``)."""
+    from ._bedrock_stream import stream_state as made
+
+    return made(first, keep_text)
+
+
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
     """The harness error a finished ConverseStream or InvokeModelWithResponseStream means.
 
-    ConverseStream events (``contentBlockStart``/``contentBlockDelta`` text and ``toolUse``
-    input fragments, ``messageStop`` with its ``stopReason``, ``metadata`` with usage and the
-    guardrail ``trace``) are folded into one Converse result and read like ``diagnose``. An
+    The events are fed to the stream's state machine (``_bedrock_stream``): ConverseStream
+    events (text and ``toolUse`` input pieces, ``messageStop`` with its ``stopReason``,
+    ``metadata`` with usage and the guardrail ``trace``) are read like a Converse result once
+    ``messageStop`` came; InvokeModelWithResponseStream ``chunk`` events are decoded: a
+    guardrail's ``amazon-bedrock-guardrailAction`` decides, Anthropic-shaped events are read
+    as the anthropic adapter reads its streams, other families by their own stop reason. An
     exception event given as data (``modelStreamErrorException``, ``throttlingException``,
-    ...) is read like its HTTP twin. InvokeModelWithResponseStream ``chunk`` events are
-    decoded: a guardrail's ``amazon-bedrock-guardrailAction`` decides, else Anthropic-shaped
-    events go to the anthropic adapter.
+    ...) is read like its HTTP twin. A stream that ended without its terminal event after its
+    first event was cut (``upstream.invalid_response``).
     """
     try:
         events = list(chunks)
     except Exception:  # not a sequence of events at all
         return None
-    decoded = [_chunk_json(event) for event in events]
-    if any(item is not None for item in decoded):
-        return _invoke_stream([item for item in decoded if item is not None], tools)
-    result: dict[str, Any] = {}
-    blocks: dict[int, dict[str, Any]] = {}
-    seen = False
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        for kind in _STREAM_ERRORS:
-            if kind in event:
-                return _stream_error(kind, event[kind])
-        if "contentBlockStart" in event:
-            start = event["contentBlockStart"]
-            index = integer(field(start, "contentBlockIndex")) or 0
-            use = field(field(start, "start"), "toolUse")
-            if use is not None:
-                blocks[index] = {
-                    "toolUse": {
-                        "toolUseId": field(use, "toolUseId"),
-                        "name": field(use, "name"),
-                        "input": "",
-                    }
-                }
-        elif "contentBlockDelta" in event:
-            delta_event = event["contentBlockDelta"]
-            index = integer(field(delta_event, "contentBlockIndex")) or 0
-            delta = field(delta_event, "delta")
-            text = text_of(field(delta, "text"))
-            fragment = text_of(field(field(delta, "toolUse"), "input"))
-            block = blocks.setdefault(index, {})
-            if text:
-                block["text"] = block.get("text", "") + text
-            elif fragment is not None and "toolUse" in block:
-                block["toolUse"]["input"] += fragment
-        elif "messageStop" in event:
-            seen = True
-            result["stopReason"] = text_of(field(event["messageStop"], "stopReason"))
-        elif "metadata" in event:
-            meta = event["metadata"]
-            result["usage"] = field(meta, "usage")
-            if field(meta, "trace") is not None:
-                result["trace"] = field(meta, "trace")
-    if not seen or not result.get("stopReason"):
+    if not events:
         return None
-    content = []
-    for _, block in sorted(blocks.items()):
-        use = block.get("toolUse")
-        if use is not None and isinstance(use.get("input"), str):
-            content.append({**block, "toolUse": {**use, "input": use["input"] or "{}"}})
-        else:
-            content.append(block)
-    result["output"] = {"message": {"role": "assistant", "content": content}}
-    return diagnose(result, tools)
-
-
-def _invoke_stream(items: list[Any], tools: Iterable[Any] | None) -> HarnessError | None:
-    for item in items:
-        if field(item, "amazon-bedrock-guardrailAction") == "INTERVENED":
-            return stop_error(
-                NAME,
-                "policy.guardrail_triggered",
-                "guardrail_intervened",
-                "A Bedrock guardrail intervened and replaced the output.",
-            )
-    if any(isinstance(item, dict) and "type" in item for item in items):
-        from ._routing import adapter
-
-        return adapter("anthropic").diagnose_stream(items, tools)
-    return None
+    return fold(stream_state(events[0]), events, tools)  # type: ignore[no-any-return]

@@ -42,6 +42,7 @@ from .._rules import (
     tool_call_problem,
 )
 from .._safe_read import field, integer, sequence, text_of
+from .._stream_state import StreamState, fold
 from ._routing import declared
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]
 
 NAME: Final = "cohere"
@@ -304,63 +306,26 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     return None
 
 
+def stream_state(first: Any, keep_text: int = 0) -> StreamState:
+    """The state machine of a ``chat_stream`` (``_cohere_stream``), for its first event."""
+    from ._cohere_stream import ChatStreamState
+
+    return ChatStreamState(keep_text)
+
+
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
     """The harness error a finished ``chat_stream`` means, or ``None``.
 
-    The v2 events (``content-delta`` text, ``tool-call-start``/``tool-call-delta`` fragments,
+    The v2 events (``content-delta`` text, ``tool-call-start``/``tool-call-delta`` pieces,
     ``message-end`` with its ``finish_reason``; SDK objects or their JSON) and v1's
-    ``stream-end`` are folded into one result and read like ``diagnose``.
+    ``text-generation`` and ``stream-end`` are fed to the stream's state machine: a stream
+    that stated its finish reason is read like ``diagnose``; one that ended without it after
+    its first event was cut (``upstream.invalid_response``).
     """
     try:
-        events = iter(chunks)
+        events = list(chunks)
     except Exception:  # not a sequence of events at all
         return None
-    text: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    result: dict[str, Any] = {}
-    for event in events:
-        kind = text_of(field(event, "type", "event_type"))
-        delta = field(event, "delta")
-        inner = field(field(delta, "message"), "tool_calls")
-        if kind == "message-start":
-            result["id"] = text_of(field(event, "id"))
-        elif kind == "content-delta":
-            piece = text_of(field(field(field(delta, "message"), "content"), "text"))
-            if piece:
-                text.append(piece)
-        elif kind == "tool-call-start":
-            index = integer(field(event, "index")) or 0
-            function = field(inner, "function")
-            calls[index] = {
-                "id": text_of(field(inner, "id")),
-                "function": {
-                    "name": text_of(field(function, "name")),
-                    "arguments": text_of(field(function, "arguments")) or "",
-                },
-            }
-        elif kind == "tool-call-delta":
-            index = integer(field(event, "index")) or 0
-            piece = text_of(field(field(inner, "function"), "arguments")) or ""
-            call = calls.setdefault(index, {"function": {"arguments": ""}})
-            call["function"]["arguments"] += piece
-        elif kind == "message-end":
-            result["finish_reason"] = text_of(field(delta, "finish_reason"))
-            result["usage"] = field(delta, "usage")
-        elif kind == "stream-end":  # v1
-            result["finish_reason"] = text_of(field(event, "finish_reason"))
-        elif kind == "text-generation":  # v1
-            piece = text_of(field(event, "text"))
-            if piece:
-                text.append(piece)
-    if not result.get("finish_reason"):
+    if not events:
         return None
-    content = [{"type": "text", "text": "".join(text)}] if text else []
-    result["message"] = {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [call for _, call in sorted(calls.items())],
-    }
-    found = diagnose(result, tools)
-    if found is not None:
-        found.result = None
-    return found
+    return fold(stream_state(events[0]), events, tools)  # type: ignore[no-any-return]

@@ -51,6 +51,7 @@ from .._patterns import (
 )
 from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
 from .._safe_read import field, integer, qualname, text_of
+from .._stream_state import StreamState
 from . import PROVIDERS
 from ._routing import declared
 
@@ -63,6 +64,7 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]
 
 NAME: Final = "http"
@@ -356,6 +358,12 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
 def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
     """Always ``None``: a plain HTTP stream's errors are read by ``from_response``."""
     return None
+
+
+def stream_state(first: Any, keep_text: int = 0) -> StreamState:
+    """A plain HTTP stream has no protocol this library reads: every chunk is output, and
+    nothing says whether it ended whole (``StreamState`` itself)."""
+    return StreamState(keep_text)
 
 
 # -- exceptions -------------------------------------------------------------------------------

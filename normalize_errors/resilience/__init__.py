@@ -1,17 +1,19 @@
 """Resilience across calls, runs and workers, from the harness answer.
 
-Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilience]``)::
+Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilience]``):
 
-    from normalize_errors.resilience import Budget, CircuitBreaker, FallbackPlan
+```python
+from normalize_errors.resilience import Budget, CircuitBreaker, FallbackPlan
 
-    breaker = CircuitBreaker(store="redis://localhost:6379/0")   # or None: in this process
-    plan = FallbackPlan(["gpt", "claude"], on={"context.window_exceeded": ["gpt-long"]})
-    with Budget(attempts=5, seconds=60):
-        answer = plan.call({
-            "gpt": lambda: breaker.call("openai:gpt-4o-mini", gpt.chat.completions.create, **q),
-            "gpt-long": lambda: breaker.call("openai:gpt-4.1", gpt.chat.completions.create, **q1),
-            "claude": lambda: breaker.call("anthropic:claude", claude.messages.create, **q2),
-        })
+breaker = CircuitBreaker(store="redis://localhost:6379/0")   # or None: in this process
+plan = FallbackPlan(["gpt", "claude"], on={"context.window_exceeded": ["gpt-long"]})
+with Budget(attempts=5, seconds=60):
+    answer = plan.call({
+        "gpt": lambda: breaker.call("openai:gpt-4o-mini", gpt.chat.completions.create, **q),
+        "gpt-long": lambda: breaker.call("openai:gpt-4.1", gpt.chat.completions.create, **q1),
+        "claude": lambda: breaker.call("anthropic:claude", claude.messages.create, **q2),
+    })
+```
 
 * ``CircuitBreaker(store=None | "redis://...")``: ``call(key, fn, ...)`` / ``acall``; counts
   the failures that say the upstream is failing (a count, or Resilience4j's failure and slow
@@ -31,7 +33,8 @@ Needs the ``resilience`` extra for Redis (``pip install normalize-errors[resilie
   reserves its expected cost, and waits or fails fast when they are spent);
   ``expected_wait(key)``, ``clear(key)``.
 * ``replay_refusal(err, idempotent=, non_idempotent=)``: why a failed call must not be sent
-  again: a stream that already yielded chunks, a request that may have run on the server.
+  again: a stream that already delivered output (``err.stream``), a request that may have run
+  on the server.
 
 The framework hooks are in ``normalize_errors.resilience.hooks``.
 """

@@ -6,7 +6,7 @@ raised carries ``attempt_log`` (an extension member, as RFC 9457 allows; in ``to
 
 * ``code`` (the harness code), ``provider`` and ``status`` (the HTTP status) when known;
 * ``seconds`` the attempt took, and ``output_reached``: whether part of its output already
-  reached the caller (a stream's chunks);
+  reached the caller (what a stream delivered: ``err.stream``);
 * ``sent``: false when no request left (a circuit breaker refused it, ``breaker`` naming it,
   or the connection could not be made);
 * ``target``: the fallback's target (its position in ``fallback()``, its name in a plan).

@@ -11,6 +11,7 @@ from typing import Any, Final, Literal
 from .._dropin import copy_dropin
 from .._exceptions import HarnessError
 from .._facade import normalize
+from .._stream_state import delivered_output
 
 UPSTREAM_FAILING: Final = frozenset(
     {"upstream.overloaded", "upstream.unavailable", "upstream.timeout"}
@@ -118,10 +119,21 @@ def fails_over(err: BaseException) -> bool:
     """Whether another provider may succeed where this call failed (any exception).
 
     True for a rate limit or a spent quota, an overloaded or unavailable upstream, an open
-    breaker and a credential refused by this provider; False for a request that is wrong
-    wherever it goes, for the output and policy errors of the model, and for a run's limits.
+    breaker, a credential refused by this provider, and a stream cut before its first
+    output (``upstream.invalid_response`` with nothing delivered: the stream broke, the
+    request was not wrong); False for a request that is wrong wherever it goes, for the
+    output and policy errors of the model, and for a run's limits.
     """
-    return harness(err).problem.code in ANOTHER_MAY_SUCCEED
+    problem = harness(err).problem
+    if problem.code in ANOTHER_MAY_SUCCEED:
+        return True
+    stream = problem.stream
+    return (
+        problem.code == "upstream.invalid_response"
+        and stream is not None
+        and stream.get("terminal") is False
+        and delivered_output(problem) == 0
+    )
 
 
 def request_phase(err: BaseException) -> Phase:
@@ -162,19 +174,29 @@ def replay_refusal(
 ) -> str | None:
     """Why the call that raised ``err`` must not be replayed, or ``None`` when it may be.
 
-    A stream that already yielded chunks to the caller is never replayed (the caller has
-    part of an answer); a call marked ``non_idempotent`` is replayed only when its request
-    surely reached no server (``unsent``); a request that may have run on the server
-    (``after_send``) is replayed only when the caller said the call is ``idempotent``.
+    A stream that already delivered output to the caller is never replayed (the caller has
+    part of an answer), whatever ``wrap(check=...)`` said: ``err.stream`` tells. A call
+    marked ``non_idempotent`` is replayed only when its request surely reached no server
+    (``unsent``). A stream that failed before its first output may be (it has shown the
+    caller nothing), as may a request that failed before it was sent; any other request
+    that may have run on the server (``after_send``) is replayed only when the caller said
+    the call is ``idempotent``.
     """
-    chunks = err.chunks if err.chunks is not None else err.problem.chunks
-    if chunks:
-        return f"not replayed: its stream had already yielded {len(chunks)} chunk(s)"
+    amount = delivered_output(err)
+    if amount:
+        summary = err.problem.stream or {}
+        chunks = summary.get("chunks")
+        return (
+            f"not replayed: its stream had already delivered output to the caller "
+            f"({chunks} chunk(s), {summary.get('output_chars')} character(s))"
+        )
     if non_idempotent and not unsent(err):
         return (
             "not replayed: the call is marked non-idempotent and its request may have "
             "reached the server"
         )
+    if amount == 0:
+        return None  # a stream that failed before its first output
     if not idempotent and request_phase(err) == "after_send":
         return "not replayed: the request may have run on the server (pass idempotent=True)"
     return None
@@ -215,9 +237,6 @@ def refused(err: HarnessError, why: str) -> HarnessError:
     problem = top.problem
     problem.retryable = False
     problem.detail = f"{problem.detail}; {why}" if problem.detail else why
-    problem.chunks = err.problem.chunks
-    if top is not problem:
-        top.chunks = err.chunks
     return top
 
 

@@ -84,18 +84,20 @@ class FallbackPlan:
     (``"policy.*"``) or ``"*"``; the most specific key that matches wins (qualified code,
     code, category, ``*``). ``[]`` sends that kind to nobody. Each target is tried at most
     once per run; a failure whose targets were all tried, or that no key sends anywhere and
-    that does not move on, ends the run (see the module doc for the error it raises)::
+    that does not move on, ends the run (see the module doc for the error it raises):
 
-        plan = FallbackPlan(
-            ["gpt", "claude"],
-            on={
-                "context.window_exceeded": ["gpt-long"],
-                "policy.content_filtered": ["claude"],
-                "upstream.rate_limited:not_retryable": ["gpt-quota"],
-                "upstream.authentication_failed": [],
-            },
-        )
-        answer = plan.call({"gpt": ..., "claude": ..., "gpt-long": ..., "gpt-quota": ...})
+    ```python
+    plan = FallbackPlan(
+        ["gpt", "claude"],
+        on={
+            "context.window_exceeded": ["gpt-long"],
+            "policy.content_filtered": ["claude"],
+            "upstream.rate_limited:not_retryable": ["gpt-quota"],
+            "upstream.authentication_failed": [],
+        },
+    )
+    answer = plan.call({"gpt": ..., "claude": ..., "gpt-long": ..., "gpt-quota": ...})
+    ```
 
     Args:
         order: the targets tried in turn, the first one first.
@@ -285,7 +287,7 @@ def fallback(
     It moves on when the error says another provider may succeed (``fails_over``: a rate
     limit or spent quota, an overloaded or unavailable upstream, an open breaker, a refused
     credential), and raises at once a request that is wrong wherever it goes. It does not
-    replay what may not be replayed: a stream that already yielded chunks, a request that
+    replay what may not be replayed: a stream that already delivered output, a request that
     may have run (a read timeout after sending) unless ``idempotent``, and with
     ``non_idempotent`` any request that may have reached a server. ``check_results`` also
     moves on from a response that means failure (``FallbackPlan``). What it raises when all
@@ -293,13 +295,15 @@ def fallback(
     first, and ``attempt_log``. For a target per kind of failure, use ``FallbackPlan``.
 
     ``budget`` (else the current one) bounds the run: no further call starts once it is
-    spent (``loop.budget_exceeded``). Wrap each call in ``retrying()`` for retries first::
+    spent (``loop.budget_exceeded``). Wrap each call in ``retrying()`` for retries first:
 
-        fallback(
-            lambda: retrying(attempts=3, budget=budget)(gpt.chat.completions.create, **q),
-            lambda: claude.messages.create(**q2),
-            budget=budget,
-        )
+    ```python
+    fallback(
+        lambda: retrying(attempts=3, budget=budget)(gpt.chat.completions.create, **q),
+        lambda: claude.messages.create(**q2),
+        budget=budget,
+    )
+    ```
     """
     plan = _positions(calls, check_results, idempotent, non_idempotent)
     return _run(plan, {str(i): call for i, call in enumerate(calls)}, budget, positions=True)

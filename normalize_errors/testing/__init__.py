@@ -4,12 +4,14 @@
 ``llm_faults`` is a ``Faults``: it answers every HTTP request sent through httpx or httpx2
 (the transports of the openai, anthropic and google-genai SDKs) from a script of recorded
 failures, then with successes that fit the API called, and notes the requests made and the
-waits asked for (without sleeping)::
+waits asked for (without sleeping):
 
-    def test_retries(llm_faults):
-        llm_faults.fail("anthropic/overloaded_529", times=2)
-        ...
-        assert llm_faults.calls == 3
+```python
+def test_retries(llm_faults):
+    llm_faults.fail("anthropic/overloaded_529", times=2)
+    ...
+    assert llm_faults.calls == 3
+```
 
 ``Faults`` also works as a context manager outside pytest. ``record`` writes cassettes of
 your own calls, with credentials removed, that ``llm_faults.fail(path)`` and

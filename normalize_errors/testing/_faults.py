@@ -223,12 +223,14 @@ class Faults:
     it called (a chat completion, a Responses object, a Messages object, a Gemini response,
     or their streams) whose text is ``text``; unknown APIs get ``{}``.
 
-    Use it as the pytest fixture ``llm_faults``, or as a context manager anywhere::
+    Use it as the pytest fixture ``llm_faults``, or as a context manager anywhere:
 
-        with Faults() as faults:
-            faults.fail("anthropic/overloaded_529", times=2)
-            ...                          # code that calls the API
-        assert faults.calls == 3 and len(faults.waits) == 2
+    ```python
+    with Faults() as faults:
+        faults.fail("anthropic/overloaded_529", times=2)
+        ...                          # code that calls the API
+    assert faults.calls == 3 and len(faults.waits) == 2
+    ```
 
     Attributes:
         requests: every request received, in order (``Request``).

@@ -63,7 +63,7 @@ from normalize_errors.bindings.a2a import (
     to_a2a_error,
     to_task_status,
 )
-from tests.support import valid
+from tests.support import examples, valid
 
 # The draft's appendix, "MCP and A2A Examples": a task that hit its turn limit (A2A 0.3 form).
 DRAFT_EXAMPLE: dict[str, Any] = {
@@ -632,7 +632,7 @@ TASKS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(task=TASKS, cancel_requested=st.booleans())
 def test_from_task_never_raises_on_any_json(task: dict[str, Any], cancel_requested: bool) -> None:
     """Whatever a remote agent sends, the answer is None or a valid harness error."""

@@ -28,7 +28,7 @@ from normalize_errors.bindings.jsonrpc import (
     from_jsonrpc,
     to_jsonrpc,
 )
-from tests.support import valid
+from tests.support import examples, valid
 
 
 @pytest.mark.parametrize("code", list(CODES))
@@ -290,7 +290,7 @@ ERRORS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(error=ERRORS, protocol=st.sampled_from([None, "mcp", "a2a"]))
 def test_from_jsonrpc_never_raises_on_any_json(error: dict[str, Any], protocol: str | None) -> None:
     """Whatever a peer sends, the answer is a valid harness error."""

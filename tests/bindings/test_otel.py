@@ -447,3 +447,61 @@ def test_record_error_keeps_the_last_line_of_a_long_stacktrace(
     assert stack.rstrip().endswith(
         "UpstreamRateLimitedError: upstream.rate_limited: the last line survives"
     )
+
+
+def test_a_cut_stream_records_finish_reason_error(
+    tracer: Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """A stream cut before its terminal event, through the real OpenAI client (the recorded
+    Azure chat stream of ``tests/recorded_streams``, cut after two text chunks: constructed):
+    ``error.type`` is the code and ``gen_ai.response.finish_reasons`` is ``["error"]``; the
+    output text the caller asked the error to keep stays out of telemetry. A stream that
+    ended whole with a failure stop reason records no ``finish_reasons`` of ours."""
+    from normalize_errors import wrap
+    from normalize_errors._replay_calls import http_library
+    from normalize_errors.bindings.otel import FINISH_REASONS
+
+    from ..stream_shapes import first, lines, sse, transport
+
+    text = lines("openai-chat-azure-text")
+    cut = sse(text[: first(text, '"content":" of"') + 1])
+    http = http_library("openai")
+
+    def stream_of(pieces: list[bytes]) -> None:
+        client = openai.OpenAI(
+            api_key="sk-test",
+            max_retries=0,
+            http_client=http.Client(transport=transport(http, pieces)),
+        )
+        for _ in wrap(client, stream_text=64).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Hi"}], stream=True
+        ):
+            pass
+
+    with tracer.start_as_current_span("chat", record_exception=False) as span:
+        err = raised_by(lambda: stream_of(cut))
+        record_error(span, err)
+    finished = exporter.get_finished_spans()[-1]
+    attrs = dict(finished.attributes or {})
+    assert attrs["error.type"] == "upstream.invalid_response"
+    assert attrs[FINISH_REASONS] == ("error",)
+    event = dict(finished.events[0].attributes or {})
+    assert event["harness_error.upstream.stream.phase"] == "text"
+    assert event["harness_error.upstream.stream.chunks"] == 4
+    assert "harness_error.upstream.stream.text" not in event
+    assert "Capital of" not in exported_text(finished)
+    assert err.problem.stream is not None
+    assert err.problem.stream["text"] == "Capital of"
+
+    truncated = HarnessError.from_code("output.truncated", upstream={"stream": {"terminal": True}})
+    with tracer.start_as_current_span("whole", record_exception=False) as span:
+        record_error(span, truncated)
+    assert FINISH_REASONS not in dict(exporter.get_finished_spans()[-1].attributes or {})
+
+
+def raised_by(call: Any) -> HarnessError:
+    try:
+        call()
+    except HarnessError as err:
+        return err
+    raise AssertionError("nothing was raised")

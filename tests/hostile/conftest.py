@@ -1,11 +1,12 @@
 """The hostile suite: every leak, crash, hang and never-raise test, and their timing.
 
-``pytest tests/hostile`` runs the CI profile (a few hundred inputs per property);
-``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs 5000 and
+``pytest tests/hostile`` runs the ``dev`` profile (100 inputs per property; CI runs ``ci``, a
+few hundred); ``HYPOTHESIS_PROFILE=hostile pytest tests/hostile`` runs 5000 and
 ``HYPOTHESIS_PROFILE=hostile-100k pytest tests/hostile`` 100,000 per property (hours on two
 cores; the profiles are registered in ``tests/conftest.py``; ``kill -INT`` stops such a run
-early, with its summary). Either way the run ends with
-the number of inputs tried and the slowest single call, per function.
+early, with its summary, when it runs in one process: ``-n 0``). Either way the run ends with
+the number of inputs tried and the slowest single call, per function, the pytest-xdist
+workers' tables merged.
 ``benchmarks/hostile_growth.py`` reports how the worst inputs grow with size.
 """
 
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-if os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci":
+if os.environ.get("HYPOTHESIS_PROFILE", "dev") not in ("dev", "ci"):
     # A long run is best started in the background, where a non-interactive shell starts it
     # with SIGINT ignored: restore it, so `kill -INT PID` stops the run early and pytest still
     # prints the summary below (the inputs tried so far per function).
@@ -84,8 +85,10 @@ def _warm() -> None:
     normalize(TimeoutError())
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print how many hostile inputs each function took, and its slowest single call."""
+def report(terminalreporter: Any) -> None:
+    """Print how many hostile inputs each function took, and its slowest single call (called
+    by ``tests/conftest.py``'s ``pytest_terminal_summary``, which runs in the process that
+    prints the summary, also under pytest-xdist)."""
     if not SLOWEST:
         return
     terminalreporter.section("hostile inputs: slowest single call per function (CPU time)")
@@ -93,6 +96,23 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             f"{name:<16} {count:>6} inputs, slowest {worst * 1000:8.3f} ms  ({what})"
         )
+
+
+def merge(table: dict[str, Any]) -> None:
+    """Add a pytest-xdist worker's ``SLOWEST`` (sent at its end) to this process's."""
+    for name, (worst, count, what) in table.items():
+        mine, total, shown = SLOWEST.get(name, (0.0, 0, ""))
+        if worst > mine:
+            mine, shown = worst, what
+        SLOWEST[name] = (mine, total + count, shown)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, hand this worker's table to the controller, which merges the
+    workers' tables (``tests/conftest.py``, ``pytest_testnodedown``)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None and SLOWEST:
+        output["hostile_slowest"] = {name: list(row) for name, row in SLOWEST.items()}
 
 
 def run(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

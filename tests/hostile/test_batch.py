@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, redact
+from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, _secret_names, redact
 from normalize_errors import _redact as redaction
 from normalize_errors._redact import JOIN, REDACTED, redact_together
 from normalize_errors._safe_copy import Batch, sanitize
@@ -44,17 +44,38 @@ def _everywhere(err: HarnessError) -> str:
 # -- the separator ----------------------------------------------------------------------------
 
 
-def test_no_pattern_can_read_the_separator() -> None:
-    """``JOIN`` stands in the patterns' sources only where it is excluded (``[^...<...]``) or
-    as the syntax of a lookbehind (``(?<=``, ``(?<!``): no match can hold it, and a
-    lookaround beside it behaves as at the edge of a text."""
+def test_only_a_quoted_value_can_read_the_separator() -> None:
+    """``JOIN`` stands in the patterns' sources only as the syntax of a lookbehind (``(?<=``,
+    ``(?<!``) or inside a negated class; every negated class but a quoted value's excludes it
+    (``[^...<...]``, or ``[^\\W_]``: letters and digits). So only a quoted value (and a PEM
+    body, found by ``str.find``) can run across it: ``_redact_group`` then redacts that group
+    text by text (``test_a_value_left_open_is_read_as_in_its_own_text``)."""
     assert JOIN == "<"
+    readers = {id(pattern) for pattern in redaction._QUOTED.values()}
     for name, pattern, _, _ in redaction.PATTERNS:
         source = pattern.source.replace("(?<=", "").replace("(?<!", "")
-        source = re.sub(r"\[\^(?:\\.|[^\]\\])*\]", "", source)  # the negated classes
-        assert JOIN not in source, name
+        negated = re.findall(r"\[\^(?:\\.|[^\]\\])*\]", source)
+        assert JOIN not in re.sub(r"\[\^(?:\\.|[^\]\\])*\]", "", source), name
+        if id(pattern) not in readers:
+            for cls in negated:
+                assert JOIN in cls or cls == "[^\\W_]", (name, cls)
     for gate in redaction._GATES:
         assert JOIN not in gate
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ['{"password": "open to the end', 'next text" and "password": "b c"'],
+        ["-----BEGIN PRIVATE KEY-----\nMIIEvQ", "-----END PRIVATE KEY-----", "after"],
+        ["SessionToken='a b", "c'", "plain"],
+    ],
+)
+def test_a_value_left_open_is_read_as_in_its_own_text(texts: list[str]) -> None:
+    """A quoted value or a PEM block a text leaves open is redacted to that text's end, and
+    the next text is read as itself."""
+    assert redact_together(texts) == [redact(text) for text in texts]
+    assert redact_together(texts)[0].endswith(REDACTED)
 
 
 # -- redact_together is redact, text by text -----------------------------------------------------
@@ -105,6 +126,21 @@ PIECES = [
     "\u03a3",  # GREEK CAPITAL LETTER SIGMA: lowered by its neighbours
     "\ud83d",  # half of an emoji
     REDACTED,
+    # issue 36: quoted values (which may run past a text's edge), CamelCase names, PEM keys
+    '"SessionToken": "',
+    "'password': '",
+    '\\"client_secret\\": \\"',
+    "`db_password`: `",
+    "AccountKey=",
+    "SharedAccessKeyName=",
+    "pageToken=",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END PRIVATE KEY-----",
+    "\\'",
+    '\\"',
+    "`",
+    ";",
+    "a b;c",
 ]
 
 texts = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
@@ -262,7 +298,7 @@ def test_a_key_in_a_header_name_never_comes_out_and_is_not_remembered() -> None:
         "x-ratelimit-[REDACTED]",
         "x-request-id",
     ]
-    assert name not in redaction._PLAIN_NAMES
+    assert name not in _secret_names._PLAIN_NAMES
 
 
 @pytest.mark.parametrize(
@@ -276,13 +312,13 @@ def test_a_key_in_a_header_name_never_comes_out_and_is_not_remembered() -> None:
 )
 def test_only_names_of_the_plain_shape_are_remembered(name: str) -> None:
     sanitize({name: "1"})
-    assert name not in redaction._PLAIN_NAMES
+    assert name not in _secret_names._PLAIN_NAMES
 
 
 def test_a_plain_header_name_is_remembered_and_its_value_still_read() -> None:
     name = "anthropic-ratelimit-input-tokens-limit"
     sanitize({name: "1"})
-    assert redaction._PLAIN_NAMES.get(name) is False
+    assert _secret_names._PLAIN_NAMES.get(name) is False
     assert sanitize({name: f"over {KEY}"}) == {name: f"over {REDACTED}"}
 
 

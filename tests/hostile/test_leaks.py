@@ -35,6 +35,7 @@ from normalize_errors._wrap import typed_error
 from normalize_errors.replay import load, shipped
 
 from ..support import examples
+from .strategies import planted_secrets
 
 # Planted keys of every recognised format (made up, never issued): format -> key.
 KEYS = {
@@ -434,6 +435,25 @@ def test_planted_keys_never_survive(case: tuple[str, str]) -> None:
         assert leaks(key, out) == [], out[-300:]
 
 
+@settings(
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(planted_secrets())
+def test_planted_fields_and_pem_keys_never_survive(case: tuple[str, list[str]]) -> None:
+    """Property (issue 36): a value quoted after a secret name of any spelling (CamelCase,
+    kebab, dotted...), with blanks, ``;``, escaped quotes and escaped line breaks in it; an
+    unquoted one in ``name=value``, ``name: value`` or a connection string; a PEM private key
+    of any label and line break, whole or cut short; in random text or straddling a cut:
+    no piece of it survives in str, repr, to_json, args or pickle."""
+    text, secrets = case
+    for out in outputs(text):
+        shown = out.decode("latin-1") if isinstance(out, bytes) else out
+        for secret in secrets:
+            assert secret not in shown, (secret, shown[-300:])
+
+
 # -- linear time: what reaches the patterns is bounded -------------------------------------------
 
 
@@ -457,6 +477,10 @@ class Recorder:
         self.seen.append(min(endpos, len(text)) - pos)
         return self.pattern.search(text, pos, endpos)
 
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        self.seen.append(min(endpos, len(text)) - pos)
+        return self.pattern.match(text, pos, endpos)
+
 
 @pytest.fixture
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -472,8 +496,16 @@ def test_every_pattern_is_listed_with_its_bound() -> None:
     """PATTERNS names every pattern of the module, with its input bound and why it is linear."""
     from normalize_errors._lazy import LazyPattern
 
-    found = {id(v) for v in vars(redaction).values() if isinstance(v, LazyPattern)}
-    found |= {id(pattern) for _, _, pattern in redaction._FIELDS}
+    def patterns(value: Any) -> set[int]:
+        if isinstance(value, LazyPattern):
+            return {id(value)}
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, (tuple, list)):
+            return set().union(*map(patterns, value)) if value else set()
+        return set()
+
+    found = patterns([value for name, value in vars(redaction).items() if name != "PATTERNS"])
     listed = {id(pattern) for _, pattern, _, _ in redaction.PATTERNS}
     assert found == listed
     for name, _, bound, why in redaction.PATTERNS:
@@ -489,6 +521,12 @@ WORST = {
     "token": "a_token=",
     "wrapped": "sk-proj-a\n",
     "bearer": "Bearer ",
+    # issue 36: quoted values, names that are no secret, escaped JSON, PEM lines
+    "quoted": '"password": "',
+    "not secret": 'pageToken="',
+    "escaped": '\\"SessionToken\\": \\"',
+    "pem": "-----BEGIN PRIVATE KEY-----",
+    "pem pairs": "-----BEGIN PRIVATE KEY-----x-----END ",
 }
 
 

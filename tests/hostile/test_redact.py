@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
@@ -15,6 +16,9 @@ from normalize_errors._redact import REDACTED
 from normalize_errors._safe_copy import MAX_DEPTH, sanitize
 
 from ..support import examples
+from . import shapes
+from .shown import log_lines
+from .strategies import pem_block, quoted_field, unquoted_field
 
 # Shapes of real credentials (made up, never issued).
 SECRETS = [
@@ -201,7 +205,7 @@ def test_pickle_copies_scrub_bytes_pairs_and_depth() -> None:
 def test_the_cache_of_plain_names_stays_bounded_and_answers_the_same() -> None:
     """Hostile inputs with thousands of distinct short keys: the remembered answers stop at
     4096 names, and names past that are still judged (not remembered, not guessed)."""
-    from normalize_errors import _redact as redaction
+    from normalize_errors import _secret_names as redaction
 
     saved = dict(redaction._PLAIN_NAMES)
     redaction._PLAIN_NAMES.clear()
@@ -363,6 +367,45 @@ def test_redact_all_never_cuts_and_catches_a_secret_at_any_window_edge(
     assert out.endswith("\n. " + tail + "THE LAST LINE")
 
 
+LONG_QUOTED = (
+    '{"client_secret": "' + "; ".join(f"Q{n:06d}Q" for n in range(400)) + '"}',
+    [f"Q{n:06d}Q" for n in range(400)],
+)
+"""A quoted value of about 4,000 characters (under ``QUOTED_MOST``), its words joined by ``; ``."""
+_LONG_LINES = [f"Q{n:03d}" + "Z0x9" * 14 + "Q" for n in range(100)]
+LONG_PEM = (shapes.pem("RSA PRIVATE KEY", _LONG_LINES, "\\n"), _LONG_LINES)
+"""A PEM key of about 6,400 characters with escaped line breaks (as long as an RSA-8192 key)."""
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    case=st.one_of(
+        quoted_field(), unquoted_field(), pem_block(), st.sampled_from([LONG_QUOTED, LONG_PEM])
+    ),
+    offset=st.integers(min_value=-7_000, max_value=600),
+    edge=st.sampled_from([16_384, 2 * 16_384, 3 * 16_384 + 512]),
+    tail=st.text(alphabet="abc xyz.\n", min_size=1, max_size=50),
+)
+def test_redact_all_catches_quoted_values_and_pem_keys_at_any_window_edge(
+    case: tuple[str, list[str]], offset: int, edge: int, tail: str
+) -> None:
+    """Issue 36: a quoted value, a named value or a PEM private key across a window's edge
+    (a window that starts where its name or BEGIN line starts reads it again whole): no piece
+    survives, and the text before and after stays (after a PEM block cut before its END
+    line, nothing is known to be after it)."""
+    from normalize_errors._redact import redact_all
+
+    field, secrets = case
+    head = "." * max(0, edge + offset)
+    text = head + " " + field + "\n. " + tail + "THE LAST LINE"
+    out = redact_all(text)
+    for secret in secrets:
+        assert secret not in out
+    assert out.startswith(head + " ")
+    if "-----BEGIN" not in field or "-----END" in field:
+        assert out.endswith("\n. " + tail + "THE LAST LINE")
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     st.text(alphabet="abcdefgh ijk\n.:/()[]'\"", min_size=1, max_size=300),
@@ -503,3 +546,183 @@ def test_quoted_values_and_names_without_a_value(text: str, expected: str) -> No
     err = UpstreamAuthenticationFailedError(text, upstream={"message": text})
     assert err.detail == expected
     assert err.upstream["message"] == expected
+
+
+# -- issue 36, item 1: a quoted value to its closing quote; PEM private keys ---------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the issue's cases: blanks and ';' inside a quoted value
+        ('{"password": "correct horse battery staple"}', '{"password": "[REDACTED]"}'),
+        ("{'password': 'correct horse battery staple'}", "{'password': '[REDACTED]'}"),
+        ('client_secret="a;b"', 'client_secret="[REDACTED]"'),
+        ("client_secret = 'a; b c'  # set in CI", "client_secret = '[REDACTED]'  # set in CI"),
+        # an escaped quote inside the value does not close it (JSON, and a repr)
+        (
+            '{"password": "say \\"cheese\\" twice", "user": "bob"}',
+            '{"password": "[REDACTED]", "user": "bob"}',
+        ),
+        ("{'passphrase': 'it\\'s mine; all of it'}", "{'passphrase': '[REDACTED]'}"),
+        ("{'password': \"it's mine\"}", "{'password': \"[REDACTED]\"}"),
+        # JSON inside a JSON string: the value ends at the escaped quote, not at the inner one
+        (
+            '{"message": "{\\"password\\": \\"a \\\\\\"b\\\\\\" c\\", \\"user\\": \\"bob\\"}"}',
+            '{"message": "{\\"password\\": \\"[REDACTED]\\", \\"user\\": \\"bob\\"}"}',
+        ),
+        # escaped line breaks, and backticks
+        ('{"client_secret": "line one\\nline two"}', '{"client_secret": "[REDACTED]"}'),
+        ("`db_password`: `two words; and more`", "`db_password`: `[REDACTED]`"),
+        # a quoted value cut before its closing quote: redacted to the end
+        ('{"password": "correct horse batt', '{"password": "[REDACTED]'),
+        # an unquoted value keeps its stop set: a blank, ';', ',', '&'
+        ("password=hunter2 and more", "password=[REDACTED] and more"),
+        ("Password: hunter2; user=bob", "Password: [REDACTED]; user=bob"),
+        ("?client_secret=s3cr3t&user=bob", "?client_secret=[REDACTED]&user=bob"),
+    ],
+)
+def test_a_quoted_value_is_redacted_to_its_closing_quote(text: str, expected: str) -> None:
+    """A value quoted after a secret name is redacted to its closing quote of the same kind,
+    whatever it holds; an unquoted one to a blank or one of ``;,&``. Through an error's
+    members (read together in one scan) the answer is the same as through ``redact``."""
+    assert redact(text) == expected
+    err = UpstreamAuthenticationFailedError(text, upstream={"message": text})
+    assert err.detail == expected
+    assert err.upstream["message"] == expected
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_json_inside_json_strings_loses_the_value_at_any_depth(depth: int) -> None:
+    """``json.dumps`` of a body, then of that text up to three times more (a message holding
+    a body holding a message...): the quote that closes the value is the one after as many
+    backslashes as the one that opened it (0, 1, 3, 7); quotes, blanks, ``;`` and line
+    breaks inside the value never close it."""
+    body = {"password": 'say "cheese"; then\nleave', "user": "bob"}
+    text = json.dumps(body)
+    for _ in range(depth):
+        text = json.dumps(text)
+    out = redact(text)
+    for word in ("cheese", "then", "leave"):
+        assert word not in out, out
+    assert "bob" in out
+    assert out.count(REDACTED) == 1
+
+
+def test_a_quoted_value_is_read_to_a_stated_bound() -> None:
+    """A value with no closing quote within ``QUOTED_MOST`` characters is redacted that far:
+    no credential written in quotes is longer (a long PEM key is redacted by its own lines)."""
+    from normalize_errors._redact import QUOTED_MOST
+
+    long = "w " * (QUOTED_MOST // 2)
+    assert redact(f'password="{long}TAIL"') == 'password="[REDACTED]TAIL"'
+    assert redact(f'password="{long[:-2]}"') == 'password="[REDACTED]"'
+
+
+# Made-up key bodies (tests/hostile/shapes.py), one per label the issue names.
+PEM_LINES = {label: shapes.pem_body(index) for index, label in enumerate(shapes.LABELS)}
+PEM_LINES["OPENSSH PRIVATE KEY"] = shapes.pem_body(9, 1200, shapes.OPENSSH_HEAD)
+NEWLINES = {"real": "\n", "crlf": "\r\n", "escaped": "\\n", "twice escaped": "\\\\n"}
+
+
+def _pem_placements(block: str) -> dict[str, str]:
+    """A block as it reaches an error: bare in a message, as the value of a name that says
+    nothing (``key_file``), of a secret name, and inside a Python repr of a dict."""
+    return {
+        "bare": f"could not load the key {block} for bob from the environment",
+        "unnamed field": f'{{"key_file": "{block}", "user": "bob"}}',
+        "named field": f'{{"private_key": "{block}", "user": "bob"}}',
+        "repr": repr({"pem": block, "user": "bob"}),
+    }
+
+
+def _left(lines: list[str], out: str) -> list[str]:
+    """The lines of a key body (or 16-character pieces of them) still in ``out``."""
+    return [line for line in lines if line in out or line[16:32] in out]
+
+
+@pytest.mark.parametrize("newline", sorted(NEWLINES))
+@pytest.mark.parametrize("label", shapes.LABELS)
+def test_a_pem_private_key_is_redacted_wherever_it_stands(label: str, newline: str) -> None:
+    """From its BEGIN line to its END line, with any line breaks, named or not: no line of
+    the key survives; the BEGIN and END lines (which say what was there) stay."""
+    lines = PEM_LINES[label]
+    block = shapes.pem(label, lines, NEWLINES[newline])
+    for where, text in _pem_placements(block).items():
+        out = redact(text)
+        assert _left(lines, out) == [], (where, out)
+        assert "bob" in out, where
+        if where != "named field":
+            assert f"-----BEGIN {label}-----[REDACTED]-----END {label}-----" in out, out
+
+
+@pytest.mark.parametrize("label", shapes.LABELS)
+def test_a_pem_block_cut_before_its_end_line_is_redacted_to_the_end(label: str) -> None:
+    lines = PEM_LINES[label]
+    for keep in (1, len(lines) // 2, len(lines)):
+        block = shapes.pem(label, lines[:keep], "\n", end=False)
+        out = redact(f"the key: {block}")
+        assert out == f"the key: -----BEGIN {label}-----[REDACTED]"
+        cut = block[: len(block) - 7]  # a line cut short as well
+        assert _left(lines, redact(cut)) == []
+
+
+def test_an_encrypted_traditional_rsa_key_loses_its_headers_and_body() -> None:
+    lines = [*shapes.ENCRYPTED_RSA_HEADERS, *PEM_LINES["RSA PRIVATE KEY"]]
+    out = redact(shapes.pem("RSA PRIVATE KEY", lines))
+    assert out == "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize("label", ["DSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"])
+def test_other_private_key_blocks_are_redacted_too(label: str) -> None:
+    """Every BEGIN line that names a private key: DSA keys, and OpenPGP's ASCII armor (RFC
+    4880, section 6.2: armor headers, a blank line, the body and its checksum)."""
+    lines = ["Version: GnuPG v2", "", *shapes.pem_body(11, 600), "=Kx3q"]
+    out = redact(shapes.pem(label, lines))
+    assert out == f"-----BEGIN {label}-----[REDACTED]-----END {label}-----\n"
+
+
+def test_public_keys_and_certificates_are_kept() -> None:
+    """What is public stays: a certificate or a public key says nothing secret, and an error
+    about one (an expired certificate) reads better with it."""
+    lines = shapes.pem_body(3, 400)
+    for label in ("PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE"):
+        text = shapes.pem(label, lines)
+        assert redact(text) == text
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    """A redacted block, a redacted quoted value: read again, they are what they were."""
+    block = shapes.pem("PRIVATE KEY", PEM_LINES["PRIVATE KEY"], "\\n")
+    for text in (block, f'{{"password": "a b; c", "private_key": "{block}"}}'):
+        once = redact(text)
+        assert redact(once) == once
+
+
+# The service-account key file of Google Cloud / Vertex AI, as text and through the real SDKs.
+
+
+def _service_account_texts() -> dict[str, str]:
+    info = shapes.service_account()
+    return {
+        "json": json.dumps(info),
+        "json, indented": json.dumps(info, indent=2),
+        "repr": repr(info),
+        "json in a json string": json.dumps(json.dumps(info)),
+        "repr of the json": repr(json.dumps(info)),
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_service_account_texts()))
+def test_a_service_account_key_file_loses_its_key(form: str) -> None:
+    """No line of the private key survives, in JSON or in a Python repr; the members that
+    are no key material (its id, the account's e-mail, the project) stay."""
+    text = _service_account_texts()[form]
+    out = redact(text)
+    assert _left(shapes.SERVICE_ACCOUNT_LINES, out) == [], out
+    info = shapes.service_account()
+    for member in shapes.SERVICE_ACCOUNT_KEPT:
+        assert info[member] in out, member
+    err = UpstreamAuthenticationFailedError(text, upstream={"body": text, "config": info})
+    for name, out in {"str": str(err), "to_json": err.to_json(), "log": log_lines(err)}.items():
+        assert _left(shapes.SERVICE_ACCOUNT_LINES, out) == [], name

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, wrap
+from normalize_errors._stream_state import StreamState
 
 from .conftest import timed
 
@@ -90,8 +91,10 @@ def test_wrapped_byte_streams_yield_what_the_raw_ones_do_and_keep_nothing(
     expected, raw_error, _ = read(raw, reader, chunk_size)
     got, error, stream = timed("wrap.stream", lambda: read(wrapped, reader, chunk_size), pieces)
     assert got == expected
-    if stream is not None:
-        assert stream._ne_chunks is None  # a byte, text or line stream keeps nothing
+    if stream is not None:  # a byte, text or line stream is only counted, none of it kept
+        state = stream._ne_watch.state
+        assert state is None or type(state) is StreamState
+        assert (0 if state is None else state.chunks) == len(got)
     if raw_error is None:
         assert error is None
         return

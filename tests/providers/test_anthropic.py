@@ -938,10 +938,22 @@ def test_a_stream_error_event_as_the_sdks_object() -> None:
     assert (err.upstream["in_stream"], err.upstream["request_id"]) == (True, "req_obj")
 
 
-def test_a_stream_with_no_message_events_is_not_judged() -> None:
-    """No message events at all: nothing to say."""
+def test_a_stream_with_no_message_events_is_not_judged_or_was_cut() -> None:
+    """No events at all: nothing to say; a ping and nothing more: the stream ended before
+    its first output and before its stop reason, cut."""
     assert adapter_module.diagnose_stream([], None) is None
-    assert adapter_module.diagnose_stream([{"type": "ping"}], None) is None
+    cut = adapter_module.diagnose_stream([{"type": "ping"}], None)
+    assert cut is not None
+    assert (cut.code, cut.stream) == (
+        "upstream.invalid_response",
+        {
+            "api": "messages",
+            "chunks": 1,
+            "phase": "before_output",
+            "output_chars": 0,
+            "terminal": False,
+        },
+    )
 
 
 # -- (c) the cassettes' failures as plain JSON -------------------------------------------------

@@ -729,16 +729,16 @@ def test_wrap_checks_converse_results_and_streams() -> None:
     err = raised(lambda: _consume(response["stream"]))
     assert isinstance(err, HarnessError)
     assert err.code == "output.truncated"
-    assert err.chunks is not None
-    assert len(err.chunks) == 5  # the events received before the end
+    assert err.stream is not None
+    assert err.stream["chunks"] == 5  # the events received before the end
     broken = client()
     serve(broken, [*START, exception("throttlingException", {"message": "Too many requests"})])
     response = wrap(broken).converse_stream(modelId=MODEL, messages=MESSAGES)
     err = raised(lambda: _consume(response["stream"]))
     assert isinstance(err, UpstreamRateLimitedError)
     assert isinstance(err, botocore_exceptions.EventStreamError)
-    assert err.chunks is not None
-    assert len(err.chunks) == 2
+    assert err.stream is not None
+    assert (err.stream["chunks"], err.stream["phase"]) == (2, "text")
 
 
 def test_wrap_leaves_other_calls_alone() -> None:
@@ -939,8 +939,8 @@ def test_converse_results_that_are_output_or_not_tools_at_all() -> None:
 
 def test_stream_events_the_reader_passes_over() -> None:
     """Events that carry nothing to judge are passed over: a non-dict, a text block's start,
-    a reasoning delta; a guardrail trace in the metadata is kept; a stream cut before
-    ``messageStop`` means nothing; nor do undecodable chunks or chunks of no known shape."""
+    a reasoning delta; a guardrail trace in the metadata is kept. A stream that ends before
+    ``messageStop`` was cut, as is one of undecodable chunks or of text with no stop reason."""
     reasoning = {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "Hmm"}}}
     trace: dict[str, Any] = {"guardrail": {"outputAssessments": {"g1": [{"contentPolicy": {}}]}}}
     events: list[Any] = [
@@ -956,10 +956,18 @@ def test_stream_events_the_reader_passes_over() -> None:
     assert err is not None
     assert err.code == "policy.guardrail_triggered"
     assert err.upstream["trace"] == trace
-    assert adapter.diagnose_stream(events[:5], None) is None  # no messageStop yet
+    cut = adapter.diagnose_stream(events[:5], None)  # no messageStop yet
+    assert cut is not None
+    assert (cut.code, cut.stream) == (
+        "upstream.invalid_response",
+        {"api": "converse", "chunks": 5, "phase": "text", "output_chars": 9, "terminal": False},
+    )
     assert adapter.diagnose_stream(42, None) is None  # type: ignore[arg-type]
-    assert adapter.diagnose_stream([{"chunk": {"bytes": b"{not json"}}], None) is None
-    assert adapter.diagnose_stream([{"chunk": {"bytes": b'{"outputText": "x"}'}}], None) is None
+    for chunk in (b"{not json", b'{"outputText": "x"}'):
+        found = adapter.diagnose_stream([{"chunk": {"bytes": chunk}}], None)
+        assert found is not None
+        assert found.code == "upstream.invalid_response"
+        assert found.upstream["stream"]["api"] == "invoke"
 
 
 # -- native InvokeModel bodies of other model families (_NATIVE_BODIES) ----------------------

@@ -236,8 +236,8 @@ def test_wrap_of_a_client_v2() -> None:
     err = raised(lambda: list(chunks))
     assert isinstance(err, HarnessError)
     assert err.code == "output.truncated"
-    assert err.chunks is not None
-    assert len(err.chunks) == 5
+    assert err.stream is not None
+    assert (err.stream["chunks"], err.stream["terminal"]) == (5, True)
 
 
 async def test_wrap_of_an_async_client_v2() -> None:
@@ -294,14 +294,16 @@ V1_STREAM: list[dict[str, Any]] = [
 
 
 def test_a_v1_stream_is_read_too() -> None:
-    """The v1 client's stream ends in output.truncated; one cut before its end means nothing."""
+    """The v1 client's stream ends in output.truncated; one cut before its end was cut."""
     ndjson = "".join(json.dumps(e) + "\n" for e in V1_STREAM).encode()
     events = list(v1_client(ndjson, "application/stream+json").chat_stream(message="Hello"))
     assert [e.event_type for e in events][-1] == "stream-end"
     err = adapter.diagnose_stream(events, None)
     assert err is not None
     assert (err.code, err.upstream["stop_reason"]) == ("output.truncated", "MAX_TOKENS")
-    assert adapter.diagnose_stream(events[:-1], None) is None  # no stream-end yet
+    cut = adapter.diagnose_stream(events[:-1], None)  # no stream-end yet: it was cut
+    assert cut is not None
+    assert (cut.code, cut.upstream["stream"]["terminal"]) == ("upstream.invalid_response", False)
     assert adapter.diagnose_stream(42, None) is None  # type: ignore[arg-type]
 
 

@@ -1050,8 +1050,9 @@ def test_stream_fold() -> None:
     assert blocked is not None
     assert blocked.upstream["block_reason"] == "SAFETY"
     assert google.diagnose_stream([], None) is None
-    cut = google.diagnose_stream([chunk("Hel")], None)
-    assert cut is None
+    cut = google.diagnose_stream([chunk("Hel")], None)  # no finishReason: it was cut
+    assert cut is not None
+    assert (cut.code, cut.upstream["stream"]["output_chars"]) == ("upstream.invalid_response", 3)
 
 
 def test_stream_error_chunk_as_json() -> None:

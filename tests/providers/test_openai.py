@@ -356,8 +356,8 @@ def test_a_streamed_tool_call_cut_mid_arguments_is_invalid_arguments() -> None:
     assert isinstance(err, HarnessError)
     assert err.code == "output.invalid_tool_arguments"
     assert err.location == {"tool_name": call["function"]["name"], "tool_call_id": call["id"]}
-    assert err.chunks is not None
-    assert len(err.chunks) == 5
+    assert err.stream is not None
+    assert (err.stream["chunks"], err.stream["terminal"]) == (5, True)
 
 
 def test_a_streamed_refusal_is_a_model_refusal() -> None:

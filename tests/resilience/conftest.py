@@ -43,16 +43,35 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if self.answering() == self.process.pid:
+                return
+            time.sleep(0.05)
+        exited = self.process.poll() is not None
         self.stop()
+        if exited:
+            raise RuntimeError(f"redis-server exited: port {self.port} is taken, or it failed")
         raise RuntimeError(f"redis-server did not answer on port {self.port} within 10 s")
+
+    def answering(self) -> int | None:
+        """The process id of the redis-server answering on the port, if one does.
+
+        Tests run in parallel (pytest-xdist workers), each starting servers of its own: the
+        server must be this one, not another worker's that took the port first (then this one
+        exits, unable to bind, and ``start`` fails rather than sharing another test's data).
+        """
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                sock.sendall(b"INFO server\r\n")
+                reply = b""
+                while b"\r\nprocess_id:" not in reply or not reply.endswith(b"\r\n"):
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        return None
+                    reply += chunk
+        except OSError:
+            return None
+        return int(reply.split(b"\r\nprocess_id:")[1].split(b"\r\n")[0])
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -76,8 +95,14 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
             pytest.fail("redis-server is not installed, and NORMALIZE_ERRORS_REQUIRE_REDIS=1")
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
     pytest.importorskip("redis", reason="redis-py is not installed (the resilience extra)")
-    server = RedisServer(_free_port(), tmp_path)
-    server.start()
+    for attempt in range(3):  # another worker's server may take a free port first
+        server = RedisServer(_free_port(), tmp_path)
+        try:
+            server.start()
+            break
+        except RuntimeError:
+            if attempt == 2:
+                raise
     try:
         yield server
     finally:

@@ -39,9 +39,10 @@ def test_a_stream_that_failed_after_its_first_chunks_is_not_replayed() -> None:
         assert faults.calls == 1
     assert err.problem.code == "upstream.unavailable"
     assert err.retryable is False  # the answer says: do not send it again
-    assert "not replayed: its stream had already yielded 2 chunk(s)" in (err.detail or "")
-    assert err.chunks is not None
-    assert len(err.chunks) == 2
+    why = "not replayed: its stream had already delivered output to the caller (2 chunk(s),"
+    assert why in (err.detail or "")
+    assert err.stream is not None
+    assert (err.stream["chunks"], err.stream["phase"]) == (2, "text")
 
 
 def test_nor_does_the_fallback_send_it_to_another_provider() -> None:
@@ -127,21 +128,144 @@ def test_a_plain_error_has_no_phase() -> None:
     assert request_phase(ValueError("x")) == "unknown"
 
 
-def test_a_plain_error_with_chunks_is_not_replayed_either() -> None:
-    """An error of your own stream reader (no drop-in), with no detail of its own."""
+def test_a_plain_error_with_a_stream_that_delivered_is_not_replayed_either() -> None:
+    """An error of your own stream reader (no drop-in), with no detail of its own, whose
+    ``upstream.stream`` says output reached the caller (as a received error would)."""
     calls: list[int] = []
+    summary = {"chunks": 2, "phase": "text", "output_chars": 5, "terminal": False}
 
     def read_stream() -> None:
         calls.append(1)
-        err = HarnessError.from_code("upstream.unavailable")
-        err.chunks = ["Hel", "lo"]
-        raise err
+        raise HarnessError.from_code("upstream.unavailable", upstream={"stream": summary})
 
     err = failed(lambda: retrying(attempts=3, sleep=lambda s: None)(read_stream))
     assert calls == [1]
     assert type(err) is UpstreamUnavailableError
-    assert err.detail == "not replayed: its stream had already yielded 2 chunk(s)"
-    assert err.chunks == ["Hel", "lo"]
+    assert err.detail == (
+        "not replayed: its stream had already delivered output to the caller "
+        "(2 chunk(s), 5 character(s))"
+    )
+    assert err.stream == summary
+
+
+# -- issue 37: whatever check says, and the other side of the rule ------------------------------
+
+
+def test_unchecked_a_stream_that_delivered_output_is_not_replayed() -> None:
+    """``wrap(check=False)`` still watches what a stream delivered: ``retrying()`` does not
+    send again a stream whose text already reached the caller (the caller printed "Hello"
+    once, not "HelloHelloHello"), and ``fallback()`` does not append another provider's
+    answer to it."""
+    printed: list[str] = []
+
+    def shown(client: openai.OpenAI) -> str:
+        for chunk in client.chat.completions.create(
+            model="gpt-4o-mini", messages=QUESTION, stream=True
+        ):
+            if chunk.choices and chunk.choices[0].delta.content:
+                printed.append(chunk.choices[0].delta.content)
+        return "".join(printed)
+
+    with Faults(text="Hello") as faults:
+        faults.cut_stream(after=2, times=3)  # each attempt: the role chunk and "Hello", then cut
+        client = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0), check=False)
+        err = failed(lambda: retrying(attempts=3, sleep=lambda s: None)(shown, client))
+        assert faults.calls == 1
+        assert "".join(printed) == "Hello"
+        assert err.problem.code == "upstream.unavailable"
+        assert err.retryable is False
+        assert err.stream is not None
+        assert (err.stream["phase"], err.stream["output_chars"]) == ("text", len("Hello"))
+        claude = wrap(anthropic.Anthropic(api_key="sk-ant-offline", max_retries=0))
+        err = failed(
+            lambda: fallback(
+                lambda: shown(client),
+                lambda: claude.messages.create(
+                    model="claude-sonnet-4-6", max_tokens=8, messages=QUESTION
+                ),
+            )
+        )
+        assert faults.calls == 2  # the second cut stream; Claude was never asked
+        assert "".join(printed) == "HelloHello"  # only this test's two explicit calls
+        assert "not replayed" in (err.detail or "")
+        faults.strict = False
+
+
+def test_a_stream_that_fails_before_its_first_output_falls_back() -> None:
+    """The other side of the rule: a stream that broke before anything reached the caller
+    (the connection lost before its first event) may be sent elsewhere, and ``fallback()``
+    does, with no ``idempotent=True`` needed (nothing was shown): OpenAI's stream is cut at
+    once, Claude's answers (both real SDK clients)."""
+
+    def claude_text(client: anthropic.Anthropic) -> str:
+        parts = []
+        for event in client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=64, messages=QUESTION, stream=True
+        ):
+            if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                parts.append(event.delta.text)
+        return "".join(parts)
+
+    with Faults(text="Hello from Claude") as faults:
+        faults.cut_stream(after=0)  # OpenAI's 200 stream, closed before its first event
+        gpt = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        claude = wrap(anthropic.Anthropic(api_key="sk-ant-offline", max_retries=0))
+        answer = fallback(lambda: streamed(gpt), lambda: claude_text(claude))
+        assert answer == "Hello from Claude"
+        assert [request.api for request in faults.requests] == ["chat", "messages"]
+
+
+def test_a_stream_that_ends_before_its_first_chunk_falls_back_too() -> None:
+    """A 200 stream that ends cleanly with no chunk at all (``upstream.invalid_response``,
+    nothing delivered) fails over; the same code after output neither fails over nor is
+    sent again."""
+    from normalize_errors.resilience import fails_over
+    from normalize_errors.testing import Reply
+
+    with Faults() as faults:
+        faults.fail(Reply(200, {"content-type": "text/event-stream"}, b""))
+        gpt = wrap(openai.OpenAI(api_key="sk-offline", max_retries=0))
+        claude = wrap(anthropic.Anthropic(api_key="sk-ant-offline", max_retries=0))
+        answer: Any = fallback(
+            lambda: streamed(gpt),
+            lambda: claude.messages.create(
+                model="claude-sonnet-4-6", max_tokens=8, messages=QUESTION
+            ),
+        )
+        assert answer.content[0].text == "Hello!"
+    summary = {"chunks": 3, "phase": "text", "output_chars": 5, "terminal": False}
+    late = HarnessError.from_code("upstream.invalid_response", upstream={"stream": summary})
+    assert fails_over(late) is False  # output had reached the caller: no other provider
+    assert replay_refusal(late, idempotent=True) is not None  # and no second attempt either
+
+
+def test_the_agents_retry_policy_reads_what_a_stream_delivered() -> None:
+    """The OpenAI Agents SDK hook refuses a replay the same way (``replay_refusal``)."""
+    import asyncio
+
+    from agents.retry import ModelRetryAdvice, ModelRetryNormalizedError, RetryPolicyContext
+
+    from normalize_errors.resilience.hooks import agents_retry_policy
+
+    def context(err: HarnessError) -> Any:
+        return RetryPolicyContext(
+            error=err,
+            attempt=1,
+            max_retries=3,
+            stream=True,
+            normalized=ModelRetryNormalizedError(),
+            provider_advice=ModelRetryAdvice(),
+        )
+
+    shown = {"chunks": 2, "phase": "text", "output_chars": 5, "terminal": False}
+    nothing = {"chunks": 1, "phase": "before_output", "output_chars": 0, "terminal": False}
+    cut = HarnessError.from_code("upstream.unavailable", upstream={"stream": shown})
+    early = HarnessError.from_code("upstream.unavailable", upstream={"stream": nothing})
+    policy = agents_retry_policy()
+    refused = asyncio.run(policy(context(cut)))
+    assert refused.retry is False
+    assert "delivered output to the caller" in refused.reason
+    assert asyncio.run(policy(context(early))).retry is True
 
 
 # -- the non-idempotent marker (issue 38, item 12) ----------------------------------------------

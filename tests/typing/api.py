@@ -13,6 +13,7 @@ from typing_extensions import assert_type
 from normalize_errors import (
     CODES,
     HarnessError,
+    StreamSummary,
     UpstreamRateLimitedError,
     check,
     diagnose,
@@ -30,6 +31,7 @@ def wrapped_clients_keep_their_type() -> None:
     assert_type(wrap(openai.OpenAI(api_key="x")), openai.OpenAI)
     assert_type(wrap(anthropic.AsyncAnthropic(api_key="x")), anthropic.AsyncAnthropic)
     assert_type(wrap(openai.OpenAI(api_key="x"), dropin=False), openai.OpenAI)
+    assert_type(wrap(openai.OpenAI(api_key="x"), stream_text=4096), openai.OpenAI)
 
 
 def entry_points() -> None:
@@ -43,6 +45,10 @@ def entry_points() -> None:
     assert_type(UpstreamRateLimitedError().retry_after, float | None)
     assert_type(UpstreamRateLimitedError().problem, HarnessError)
     assert_type(UpstreamRateLimitedError().problem.code, str)
+    assert_type(UpstreamRateLimitedError().stream, StreamSummary | None)
+    summary = UpstreamRateLimitedError().stream
+    if summary is not None:
+        assert_type(summary.get("chunks"), int | None)
 
 
 @normalized

@@ -80,7 +80,9 @@ from ._errors import (
     _normalize,
     looks_like,
 )
-from ._results import STOP_REASONS, _diagnose, _diagnose_stream
+from ._results import STOP_REASONS, _diagnose
+from ._stream import diagnose_stream as _diagnose_stream
+from ._stream import stream_state
 
 __all__ = [
     "CLASSES",
@@ -92,6 +94,7 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]
 
 

@@ -16,7 +16,7 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._safe_read import field, integer
+from ..._safe_read import field
 from ._errors import NAME, _decide, _facts, _word
 
 # -- results ------------------------------------------------------------------------------------
@@ -289,72 +289,6 @@ def _error_chunk(chunk: Mapping[str, Any]) -> HarnessError:
     err = _decide(_facts(None, None, dict(chunk), "", in_stream=True))
     err.upstream = {k: v for k, v in err.upstream.items() if k != "status"}
     return err
-
-
-def _diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
-    """``diagnose_stream`` without its guard.
-
-    The chunks (SDK objects or REST JSON) are folded: prompt feedback from any chunk, per
-    candidate the last finish reason, finish message and safety ratings, and every part;
-    usage from the last chunk that has it. The fold is then read like ``diagnose``. An
-    ``{"error": ...}`` chunk gives its error (``upstream.in_stream``).
-    """
-    feedback: Any = None
-    usage: Any = None
-    ids: dict[str, Any] = {}
-    states: dict[int, dict[str, Any]] = {}
-    seen = False
-    for chunk in chunks:
-        seen = True
-        if isinstance(chunk, Mapping) and isinstance(field(chunk, "error"), dict):
-            return _error_chunk(chunk)
-        pf = field(chunk, "prompt_feedback", "promptFeedback")
-        if pf is not None and (feedback is None or field(pf, "block_reason", "blockReason")):
-            feedback = pf
-        usage = field(chunk, "usage_metadata", "usageMetadata") or usage
-        for snake, camel in (("response_id", "responseId"), ("model_version", "modelVersion")):
-            value = _word(field(chunk, snake, camel))
-            if value:
-                ids[camel] = value
-        candidates = field(chunk, "candidates")
-        if not isinstance(candidates, (list, tuple)):
-            continue
-        for position, candidate in enumerate(candidates[:16]):
-            index = integer(field(candidate, "index")) or position
-            state = states.setdefault(
-                index, {"parts": [], "finishReason": None, "finishMessage": None}
-            )
-            for snake, camel in (
-                ("finish_reason", "finishReason"),
-                ("finish_message", "finishMessage"),
-                ("safety_ratings", "safetyRatings"),
-            ):
-                value = field(candidate, snake, camel)
-                if value is not None:
-                    state[camel] = value
-            parts = field(field(candidate, "content"), "parts")
-            if isinstance(parts, (list, tuple)):
-                state["parts"].extend(parts)
-    if not seen:
-        return None
-    folded = {
-        "promptFeedback": feedback,
-        "usageMetadata": usage,
-        **ids,
-        "candidates": [
-            {
-                "finishReason": _word(state["finishReason"]),
-                "finishMessage": _word(state["finishMessage"]),
-                "safetyRatings": state.get("safetyRatings"),
-                "content": {"parts": state["parts"]},
-            }
-            for _, state in sorted(states.items())
-        ],
-    }
-    found = _diagnose(folded, tools)
-    if found is not None:
-        found.result = None
-    return found
 
 
 def _response(finish: str | None, parts: list[Any], **more: Any) -> dict[str, Any]:

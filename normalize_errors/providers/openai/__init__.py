@@ -28,7 +28,8 @@ server reached through the openai client) and ``upstream.exception`` names the v
 from __future__ import annotations
 
 from ._errors import CLASSES, NAME, TABLE, from_response, looks_like, normalize
-from ._results import STOP_REASONS, diagnose, diagnose_stream
+from ._results import STOP_REASONS, diagnose
+from ._stream import diagnose_stream, stream_state
 
 __all__ = [
     "CLASSES",
@@ -40,4 +41,5 @@ __all__ = [
     "from_response",
     "looks_like",
     "normalize",
+    "stream_state",
 ]

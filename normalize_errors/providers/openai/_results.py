@@ -17,7 +17,7 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._safe_read import field, sequence, text_of
+from ..._safe_read import field, member, sequence, text_of
 from ..._wording import finish_failure
 from ._errors import NAME, TABLE, _read
 
@@ -45,12 +45,12 @@ USAGE: Final = Usage(
 """Token counts of a Chat Completions or Responses result (``upstream.usage``)."""
 
 
-def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
+def _chat(result: Any, choices: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     """A result of several choices (``n`` > 1) fails only when every choice fails, with
     the first one's error: one usable choice is an answer."""
     first: HarnessError | None = None
-    for index, choice in enumerate(sequence(field(result, "choices"))):
-        problem = _choice(result, index, choice, offered)
+    for index, choice in enumerate(sequence(choices)):
+        problem = _choice(result, index, choice, tools)
         if problem is None:
             return None
         first = first or problem
@@ -58,17 +58,17 @@ def _chat(result: Any, offered: frozenset[str] | None) -> HarnessError | None:
 
 
 def _choice(
-    result: Any, index: int, choice: Any, offered: frozenset[str] | None
+    result: Any, index: int, choice: Any, tools: Iterable[Any] | None
 ) -> HarnessError | None:
-    finish = text_of(field(choice, "finish_reason"))
+    finish = text_of(member(choice, "finish_reason"))
     if finish == "error":  # OpenRouter's word for any failure; the upstream's own says which
         native = text_of(field(choice, "native_finish_reason"))
         if native and finish_failure(native):
             finish = native
-    message = field(choice, "message") or {}
-    content = field(message, "content")
+    message = member(choice, "message") or {}
+    content = member(message, "content")
     if content is None:
-        content = field(choice, "text")
+        content = member(choice, "text")
     if finish == "length":
         usage = read_usage(result, USAGE)
         spent = (
@@ -93,10 +93,10 @@ def _choice(
             content_filter_results=field(choice, "content_filter_results"),
             choice=index,
         )
-    refusal = field(message, "refusal")
+    refusal = member(message, "refusal")
     if isinstance(refusal, str) and refusal:
         return _stop("policy.model_refusal", finish or "refusal", refusal, result, choice=index)
-    named = finish_failure(finish) if finish else None
+    named = finish_failure(finish) if finish and finish != "stop" else None
     if named is not None and finish:
         return _stop(
             named,
@@ -106,7 +106,8 @@ def _choice(
             model_feedback=_FINISH_FEEDBACK.get(named),
             choice=index,
         )
-    calls = sequence(field(message, "tool_calls"))
+    calls = sequence(member(message, "tool_calls"))
+    offered = offered_names(tools) if calls else None
     for call in calls:
         function = field(call, "function")
         found = tool_call_problem(
@@ -352,13 +353,13 @@ def diagnose(result: Any, tools: Iterable[Any] | None) -> HarnessError | None:
     and empty output; for the Responses API at ``status`` (``failed``, ``incomplete``,
     ``cancelled``) and its output items.
     """
-    offered = offered_names(tools)
-    if field(result, "choices") is not None:
-        found = _chat(result, offered)
+    choices = member(result, "choices")
+    if choices is not None:
+        found = _chat(result, choices, tools)
     elif text_of(field(result, "object")) == "response" or (
         field(result, "output") is not None and field(result, "status") is not None
     ):
-        found = _responses(result, offered)
+        found = _responses(result, offered_names(tools))
     elif type(result) is dict or type(result).__module__.startswith("openai.types."):
         return _not_a_result(result)  # a body that is no result (the SDK builds one anyway)
     else:
@@ -415,114 +416,3 @@ def _error_event(event: Any) -> HarnessError:
     if not isinstance(nested, dict):
         nested = {name: field(event, name) for name in ("code", "message", "param")}
     return _from_error_object(nested, in_stream=True)
-
-
-def _get(obj: Any, name: str) -> Any:
-    """A member of a chunk: a key of a dict, else an attribute (``None`` if missing)."""
-    if type(obj) is dict:
-        return obj.get(name)
-    try:  # free in CPython 3.11+ unless something raises
-        return getattr(obj, name, None)
-    except Exception:
-        return None
-
-
-def diagnose_stream(chunks: Iterable[Any], tools: Iterable[Any] | None) -> HarnessError | None:
-    """The harness error a finished stream means: chat chunks or Responses events.
-
-    Chat chunks are folded into one completion (finish reason, whether any content came,
-    refusal text, tool-call arguments) and read like ``diagnose``. Responses events give
-    their ``error`` event or the ``response`` of their final
-    ``response.completed|failed|incomplete`` event. The kind of stream is decided once, from
-    its first chunk, and only members chunks of that kind have are read: this runs at the
-    end of every wrapped stream.
-    """
-    items = chunks if isinstance(chunks, list) else list(chunks)
-    if not items:
-        return None
-    if _get(items[0], "choices") is None:
-        return _events(items, tools)
-    choices: dict[Any, dict[str, Any]] = {}
-    for chunk in items:
-        for choice in sequence(_get(chunk, "choices")):
-            index = _get(choice, "index")
-            if type(index) is not int:
-                index = 0
-            state = choices.get(index)
-            if state is None:
-                state = choices[index] = {
-                    "content": False,
-                    "refusal": [],
-                    "calls": {},
-                    "finish_reason": None,
-                    "choice": choice,
-                }
-            finish = _get(choice, "finish_reason")
-            if finish:
-                state["finish_reason"] = finish
-                state["choice"] = choice
-            delta = _get(choice, "delta")
-            if delta is None:
-                continue
-            if not state["content"] and _get(delta, "content"):
-                state["content"] = True
-            refusal = _get(delta, "refusal")
-            if refusal:
-                state["refusal"].append(refusal)
-            calls = _get(delta, "tool_calls")
-            if calls:
-                _fold_calls(state["calls"], calls)
-    folded = {"choices": [_folded(index, state) for index, state in choices.items()]}
-    found = diagnose(folded, tools)
-    if found is not None:
-        found.result = None
-    return found
-
-
-def _fold_calls(slots: dict[Any, dict[str, Any]], calls: Any) -> None:
-    """Add the tool-call pieces of one chunk to the calls assembled so far."""
-    for call in sequence(calls):
-        index = _get(call, "index")
-        slot = slots.setdefault(
-            index if type(index) is int else 0, {"id": None, "name": "", "arguments": ""}
-        )
-        slot["id"] = slot["id"] or text_of(_get(call, "id"))
-        function = _get(call, "function")
-        if function is not None:
-            slot["name"] += text_of(_get(function, "name")) or ""
-            slot["arguments"] += text_of(_get(function, "arguments")) or ""
-
-
-def _folded(index: Any, state: dict[str, Any]) -> dict[str, Any]:
-    """One choice of the completion a chat stream adds up to."""
-    calls = [
-        {"id": c["id"], "function": {"name": c["name"], "arguments": c["arguments"]}}
-        for c in state["calls"].values()
-    ]
-    return {
-        "index": index,
-        "finish_reason": text_of(state["finish_reason"]),
-        "native_finish_reason": text_of(_get(state["choice"], "native_finish_reason"))
-        if state["finish_reason"] == "error"
-        else None,
-        "content_filter_results": field(state["choice"], "content_filter_results")
-        if state["finish_reason"] == "content_filter"
-        else None,
-        "message": {
-            "content": "…" if state["content"] else None,
-            "refusal": "".join(p for p in state["refusal"] if isinstance(p, str)) or None,
-            "tool_calls": calls or None,
-        },
-    }
-
-
-def _events(items: list[Any], tools: Iterable[Any] | None) -> HarnessError | None:
-    """The failure a Responses event stream ends with, if any."""
-    final: Any = None
-    for event in items:
-        kind = text_of(field(event, "type"))
-        if kind == "error":
-            return _error_event(event)
-        if kind in ("response.completed", "response.failed", "response.incomplete"):
-            final = field(event, "response")
-    return None if final is None else diagnose(final, tools)
