@@ -8,7 +8,7 @@ admission, and the figures of each.
     python benchmarks/load.py --json
 
 The server limits each credential as OpenAI and Anthropic do (token buckets, their header
-names, the shipped cassettes' 429 bodies): OpenAI by 10 requests per window, Anthropic by 320
+names, the shipped cassettes' 429 bodies): OpenAI by 20 requests per window, Anthropic by 640
 output tokens per window (calls allow 64, answers use 32). Every worker calls as fast as it
 may, alternating the two, and waits a 429's ``retry_after``. Needs the SDKs (openai,
 anthropic), redis-py and ``redis-server``.
@@ -59,8 +59,8 @@ def report(runs: list[dict[str, Any]]) -> str:
     first = runs[0]
     out = [
         f"load test: {first['workers']} worker processes, {first['seconds']:.0f} s per run, the "
-        f"server's window {first['window']:.0f} s (OpenAI: 10 requests per window; Anthropic: "
-        "320 output tokens per window, calls allowing 64 and using 32)",
+        f"server's window {first['window']:.0f} s (OpenAI: 20 requests per window; Anthropic: "
+        "640 output tokens per window, calls allowing 64 and using 32)",
         "",
         f"{'ledger':<10} {'429s':>12} {'completed':>14} {'of what the limits admit':>26} "
         f"{'per minute':>14} {'round trips':>12} {'ledger µs':>10}",
