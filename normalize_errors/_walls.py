@@ -180,8 +180,8 @@ _MONTH_WORDS: Final = (
     "end of the month", "end of this month", "下个月", "下月",
 )  # fmt: skip
 _ZONE_WORDS: Final = (
-    (PACIFIC, ("pacific", " pt ", " pt)", "(pt)", " pst", " pdt", "los angeles",
-                "mountain view")),
+    (PACIFIC, ("pacific", " pt ", " pt)", " pt.", " pt,", "(pt)", " pst", " pdt",
+                "los angeles", "mountain view")),
     ("UTC", ("utc", "gmt")),
 )  # fmt: skip
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}

@@ -467,7 +467,11 @@ class Ledger:
                 result = method(*args, **kwargs)  # a coroutine: nothing is sent before it runs
                 if inspect.isawaitable(result) and not hasattr(result, "model_fields"):
                     return self._admitted_later(client, provider, kwargs, result)
-                self._at_once(client, provider, kwargs)  # a stream manager: sent on entering
+                try:  # a stream manager: sent on entering
+                    self._at_once(client, provider, kwargs)
+                except BaseException:
+                    _close_pending(result)
+                    raise
                 return result
 
             return deferred
@@ -521,6 +525,14 @@ class Ledger:
             found = store.admit(ticket.key.account.key, ticket.key.field, ticket.costs)
         if found is not None:
             self._judge(ticket, found, 0.0)  # no wait here: on the loop, room now or a refusal
+
+
+def _close_pending(manager: Any) -> None:
+    """Close the coroutines a refused stream manager holds (anthropic's holds its request's,
+    made when the manager is): never sent, and no "never awaited" warning."""
+    for value in list(getattr(manager, "__dict__", {}).values()):
+        if inspect.iscoroutine(value):
+            value.close()
 
 
 def _async_client(client: Any) -> bool:
