@@ -298,7 +298,9 @@ class LedgerMemory:
         if found is None:
             found = self._accounts[key] = _Account(label)
             while len(self._accounts) > self.max_keys:
-                spare = next((k for k, a in self._accounts.items() if not a.walls), None)
+                spare = next(
+                    (k for k, a in self._accounts.items() if not a.walls and k != key), None
+                )  # never the account just made: a wall about to be recorded on it
                 del self._accounts[spare if spare is not None else next(iter(self._accounts))]
         else:
             self._accounts.move_to_end(key)
