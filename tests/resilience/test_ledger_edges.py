@@ -183,3 +183,36 @@ def test_an_async_failure_is_recorded_in_memory(clock: Ticking) -> None:
         refused = asyncio.run(twice())
         assert faults.calls == 1
     assert refused.problem.upstream["sent"] is False
+
+
+def test_a_wall_held_for_the_wait_a_refusal_states_else_none(clock: Ticking) -> None:
+    ledger = Ledger(clock=clock)
+    client = gpt(ledger)
+    key = ledger.key(client, "gpt-4o-mini")
+    stated = UpstreamRateLimitedError("x", retryable=False, retry_after=5.0, quota={"scope": "requests"})
+    assert ledger.record(key, stated)  # no reset stated: the wait stated
+    assert ledger.expected_wait(key) == pytest.approx(5.0)
+    bare = UpstreamRateLimitedError("x", retryable=True, quota={"scope": "requests"})
+    assert not ledger.record(ledger.key(client, "gpt-4.1"), bare)  # no time at all: no wall
+
+
+def test_an_async_def_method_goes_through_the_ledger(clock: Ticking) -> None:
+    """google-genai's ``client.aio.models.generate_content`` is a coroutine function."""
+    genai = pytest.importorskip("google.genai")
+    ledger = Ledger(clock=clock)
+    client = wrap(genai.Client(api_key="AIza" + "x" * 35), ledger=ledger)
+    # the shape of a generateContent answer (Gemini's API reference); constructed
+    body = {
+        "candidates": [{"content": {"parts": [{"text": "Hi"}], "role": "model"},
+                        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 2, "candidatesTokenCount": 1, "totalTokenCount": 3},
+    }  # fmt: skip
+
+    async def call() -> str:
+        answer = await client.aio.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+        return str(answer.text)
+
+    with Faults() as faults:
+        faults.fail(Reply(200, {}, body))
+        assert asyncio.run(call()) == "Hi"
+        assert faults.calls == 1

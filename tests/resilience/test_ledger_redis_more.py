@@ -13,13 +13,22 @@ import pytest
 openai = pytest.importorskip("openai")
 redis = pytest.importorskip("redis")
 
-from normalize_errors import UpstreamRateLimitedError  # noqa: E402
+from normalize_errors import HarnessError, UpstreamRateLimitedError, wrap  # noqa: E402
 from normalize_errors.resilience._ledger_redis import parse  # noqa: E402
 from normalize_errors.testing import Faults  # noqa: E402
 
 from .conftest import RedisServer  # noqa: E402
 from .helpers import Clock, failed  # noqa: E402
-from .test_ledger_redis import OTHER, ask, budget, dump, gpt, ledger  # noqa: E402
+from .test_ledger_redis import HELLO, OTHER, ask, budget, dump, gpt, ledger  # noqa: E402
+
+def asyncio_run(awaitable: Any) -> Any:
+    import asyncio
+
+    async def run() -> Any:
+        return await awaitable
+
+    return asyncio.run(run())
+
 
 MODEL = hashlib.sha256(b"gpt-4o-mini").hexdigest()[:32]
 
@@ -91,8 +100,6 @@ def test_a_lease_too_small_for_the_call_asks_redis(redis_server: RedisServer) ->
         ask(client)  # from the lease
         assert shared.round_trips == trips
         big = openai.OpenAI(api_key="sk-proj-" + "Ab3dE6gH" * 6, max_retries=0)
-        from normalize_errors import wrap
-
         wrapped = wrap(big, ledger=shared)
         wrapped.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "x" * 400_000}]
@@ -129,3 +136,70 @@ def test_a_script_reply_out_of_shape() -> None:
     assert decision.granted
     assert (decision.wait, decision.walls, decision.budgets, leases) == (0.0, {}, {}, {})
 
+
+
+def test_an_async_call_from_a_fresh_copy_makes_no_round_trip(redis_server: RedisServer) -> None:
+    import asyncio
+
+    shared = ledger(redis_server.url, refresh=60.0)
+    client = gpt(shared, aio=True)
+
+    async def twice() -> None:
+        for _ in range(2):
+            await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
+
+    with Faults() as faults:
+        asyncio.run(twice())
+        assert faults.calls == 2
+    assert shared.round_trips == 1  # the first call's; the second decided on the loop
+    shared.close()  # the connections closed: the next round trip opens one again
+    with Faults():
+        ask(gpt(shared, OTHER))
+    assert shared.round_trips == 2
+    assert not shared.degraded
+
+
+def test_an_async_stream_manager_is_judged_from_the_copy(redis_server: RedisServer) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    shared = ledger(redis_server.url, refresh=60.0)
+    client = wrap(anthropic.AsyncAnthropic(api_key=OTHER, max_retries=0), ledger=shared)
+    model = "claude-sonnet-4-6"
+
+    def stream() -> Any:
+        return client.messages.stream(model=model, max_tokens=16, messages=HELLO)
+
+    async def enter() -> None:
+        with pytest.raises(HarnessError):
+            async with stream() as events:
+                await events.get_final_message()
+
+    with Faults() as faults:
+        faults.fail("anthropic/stream_max_tokens")
+        asyncio_run(enter())  # no copy yet: made and sent, no round trip on the loop
+        assert (faults.calls, shared.round_trips) == (1, 0)
+    wall = UpstreamRateLimitedError("x", retryable=True, retry_after=30.0, quota={"resets_in": 30})
+    shared.record(shared.key(client, model), wall)
+    with Faults() as faults:
+        faults.fail("anthropic/stream_max_tokens")
+        asyncio_run(enter())  # the wall is in Redis, but this process has no copy: it goes
+        assert faults.calls == 1
+    with Faults():  # a round trip (a plain call) brings the copy; the stream is refused
+        failed(lambda: asyncio_run(client.messages.create(model=model, max_tokens=16, messages=HELLO)))
+        refused = failed(stream)
+    assert refused.problem.upstream["sent"] is False
+
+
+def test_news_is_kept_when_the_round_trip_fails(redis_server: RedisServer) -> None:
+    """What a success taught goes with the next round trip; when that trip fails, it is kept
+    for the one after."""
+    shared = ledger(redis_server.url, refresh=0.0, lease=0.0, reconnect_after=0.0, timeout=0.3)
+    client = gpt(shared)
+    with Faults() as faults:
+        faults.fail(budget(60, 5))
+        ask(client)  # learned, pending
+        redis_server.stop()
+        ask(gpt(shared, OTHER))  # the trip fails: kept in this process
+        redis_server.start()
+        ask(gpt(shared, OTHER))
+    name = shared.store.remote.key(shared.key(client).account.key)  # type: ignore[union-attr]
+    assert dump(redis_server.url)[name][f"b:{MODEL}:requests"].startswith("60:")
