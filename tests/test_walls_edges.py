@@ -199,3 +199,10 @@ def test_per_is_deduplicated_without_none_and_bounded() -> None:
 def test_a_number_too_large_for_a_float_is_out_of_range() -> None:
     with pytest.raises(ValueError, match="out of range"):
         Quota(resets_in=10**400)
+
+
+def test_metadata_without_a_reset_states_none() -> None:
+    body = json.loads(json.dumps(CLOUD_CODE))
+    body["error"]["details"][0]["metadata"] = {"uiMessage": "true", "quotaResetDelay": ""}
+    body["error"]["message"] = "Individual quota reached."
+    assert from_response(429, {"date": CLOUD_CODE_DATE}, json.dumps(body)).quota is None

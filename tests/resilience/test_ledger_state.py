@@ -120,3 +120,16 @@ def test_a_reservation_never_takes_a_budget_below_minus_its_limit() -> None:
     assert (first.granted, first.wait) == (True, pytest.approx(100.0))
     second = memory.admit("k", "m", {"tokens": 100.0}, patience=1000.0)
     assert (second.granted, second.reason, second.scope) == (False, "budget", "tokens")
+
+
+def test_a_failed_call_gives_back_and_a_success_heard_again_updates_the_budget() -> None:
+    clock = Clock(0.0)
+    memory = LedgerMemory(clock=clock)
+    memory.apply("k", [("observe", "m", "tokens", 1000, 1000, None, 0.0)])
+    granted = memory.admit("k", "m", {"tokens": 400.0})
+    assert granted.reserved == {"tokens": 400.0}
+    memory.apply("k", [("charge", "m", "tokens", -400.0)])  # the call failed: given back
+    bucket = memory._accounts["k"].budgets[("m", "tokens")]
+    assert bucket.level == 1000
+    memory.apply("k", [("observe", "m", "tokens", 1000, 100, 30.0, 0.0)])  # heard again
+    assert (bucket.level, bucket.rate) == (100, pytest.approx(30.0))
