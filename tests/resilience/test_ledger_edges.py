@@ -151,7 +151,7 @@ def test_an_async_stream_manager_behind_a_wall_is_refused_unsent(clock: Ticking)
         return client.messages.stream(model=model, max_tokens=16, messages=HELLO)
 
     async def enter() -> None:
-        with pytest.raises(HarnessError, match="max_tokens|truncated"):
+        with pytest.raises(HarnessError, match=r"max_tokens|truncated"):
             async with stream() as events:
                 await events.get_final_message()
 
@@ -159,7 +159,9 @@ def test_an_async_stream_manager_behind_a_wall_is_refused_unsent(clock: Ticking)
         faults.fail("anthropic/stream_max_tokens")
         asyncio.run(enter())
         assert faults.calls == 1
-    err = UpstreamRateLimitedError("slow", retryable=True, retry_after=30.0, quota={"resets_in": 30})
+    err = UpstreamRateLimitedError(
+        "slow", retryable=True, retry_after=30.0, quota={"resets_in": 30}
+    )
     assert ledger.record(ledger.key(client, model), err)
     refused = failed(stream)
     assert refused.problem.upstream["sent"] is False
@@ -189,7 +191,9 @@ def test_a_wall_held_for_the_wait_a_refusal_states_else_none(clock: Ticking) -> 
     ledger = Ledger(clock=clock)
     client = gpt(ledger)
     key = ledger.key(client, "gpt-4o-mini")
-    stated = UpstreamRateLimitedError("x", retryable=False, retry_after=5.0, quota={"scope": "requests"})
+    stated = UpstreamRateLimitedError(
+        "x", retryable=False, retry_after=5.0, quota={"scope": "requests"}
+    )
     assert ledger.record(key, stated)  # no reset stated: the wait stated
     assert ledger.expected_wait(key) == pytest.approx(5.0)
     bare = UpstreamRateLimitedError("x", retryable=True, quota={"scope": "requests"})

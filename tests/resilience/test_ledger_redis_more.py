@@ -21,6 +21,7 @@ from .conftest import RedisServer  # noqa: E402
 from .helpers import Clock, failed  # noqa: E402
 from .test_ledger_redis import HELLO, OTHER, ask, budget, dump, gpt, ledger  # noqa: E402
 
+
 def asyncio_run(awaitable: Any) -> Any:
     import asyncio
 
@@ -76,7 +77,9 @@ def test_a_wall_recorded_reaches_this_process_s_fresh_copies(redis_server: Redis
     with Faults() as faults:
         ask(client)  # a fresh copy of the account, for a minute
         trips = shared.round_trips
-        wall = UpstreamRateLimitedError("x", retryable=True, retry_after=5.0, quota={"resets_in": 5})
+        wall = UpstreamRateLimitedError(
+            "x", retryable=True, retry_after=5.0, quota={"resets_in": 5}
+        )
         assert shared.record(shared.key(client, "gpt-4o-mini"), wall)
         assert shared.round_trips == trips + 1  # the wall's write
         refused = failed(lambda: ask(client))
@@ -138,7 +141,6 @@ def test_a_script_reply_out_of_shape() -> None:
     assert (decision.wait, decision.walls, decision.budgets, leases) == (0.0, {}, {}, {})
 
 
-
 def test_an_async_call_from_a_fresh_copy_makes_no_round_trip(redis_server: RedisServer) -> None:
     import asyncio
 
@@ -185,7 +187,9 @@ def test_an_async_stream_manager_is_judged_from_the_copy(redis_server: RedisServ
         asyncio_run(enter())  # the wall is in Redis, but this process has no copy: it goes
         assert faults.calls == 1
     with Faults():  # a round trip (a plain call) brings the copy; the stream is refused
-        failed(lambda: asyncio_run(client.messages.create(model=model, max_tokens=16, messages=HELLO)))
+        failed(
+            lambda: asyncio_run(client.messages.create(model=model, max_tokens=16, messages=HELLO))
+        )
         refused = failed(stream)
     assert refused.problem.upstream["sent"] is False
 

@@ -68,8 +68,10 @@ def test_decisions_show_what_they_are() -> None:
     assert repr(Decision(False, 3.0, "budget", scope="tokens")) == (
         "Decision(budget, wait=3.0, scope=tokens)"
     )
-    assert longer(None, 5.0) and longer(6.0, 5.0)
-    assert not longer(4.0, 5.0) and not longer(None, None)
+    assert longer(None, 5.0)
+    assert longer(6.0, 5.0)
+    assert not longer(4.0, 5.0)
+    assert not longer(None, None)
 
 
 def test_the_longest_wall_of_a_model_and_its_account_blocks() -> None:

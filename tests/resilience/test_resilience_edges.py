@@ -19,9 +19,8 @@ def test_arguments_out_of_shape_are_refused() -> None:
         CircuitBreaker(window=0)
     with pytest.raises(ValueError, match="at least one target"):
         FallbackPlan([])
-    with pytest.raises(ValueError, match="not both"):
-        with marking(True, True):
-            pass
+    with pytest.raises(ValueError, match="not both"), marking(True, True):
+        pass
     with pytest.raises(ValueError, match="not both"):
         agents_retry_policy(idempotent=True, non_idempotent=True)
     plan = FallbackPlan(["a", "b"])
