@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 openai = pytest.importorskip("openai")
+
+import httpx  # noqa: E402
 
 from normalize_errors.resilience._ledger_calls import (  # noqa: E402
     _heard_response,
@@ -81,7 +83,7 @@ def test_at_most_sixteen_responses_are_heard_per_call() -> None:
 
 def test_an_http_client_that_refuses_the_hook_teaches_nothing() -> None:
     class Refusing(httpx.Client):
-        @property  # type: ignore[misc]
+        @property
         def event_hooks(self) -> Any:
             return {"request": [], "response": []}
 

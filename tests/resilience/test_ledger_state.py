@@ -27,11 +27,13 @@ def test_a_budget_heard_again_learns_its_refill_from_what_was_spent() -> None:
     bucket = Bucket.learned(100, 100, None, 0.0)  # whole: the default, a minute's refill
     assert bucket.rate == pytest.approx(100 / 60)
     bucket.observe(100, 40, 30.0, 1.0)  # 60 spent, whole again in 30 s: 2 per second
-    assert (bucket.level, bucket.rate, bucket.basis) == (40, pytest.approx(2.0), 60)
+    assert (bucket.level, bucket.basis) == (40, 60)
+    assert bucket.rate == pytest.approx(2.0)
     bucket.observe(100, 80, 45.0, 2.0)  # under half the spend the rate was read from: kept
     assert bucket.rate == pytest.approx(2.0)
     bucket.observe(200, 150, 10.0, 3.0)  # a new limit: read again
-    assert (bucket.limit, bucket.rate) == (200, pytest.approx(5.0))
+    assert bucket.limit == 200
+    assert bucket.rate == pytest.approx(5.0)
     assert repr(bucket) == "Bucket(limit=200, level=44, rate=5/s)"  # 42 + 2 refilled
 
 
@@ -119,7 +121,8 @@ def test_a_reservation_never_takes_a_budget_below_minus_its_limit() -> None:
     memory = LedgerMemory(clock=Clock(0.0))
     memory.apply("k", [("observe", "m", "tokens", 100, 0, 100.0, 0.0)])  # 1 token a second
     first = memory.admit("k", "m", {"tokens": 100.0}, patience=1000.0)
-    assert (first.granted, first.wait) == (True, pytest.approx(100.0))
+    assert first.granted
+    assert first.wait == pytest.approx(100.0)
     second = memory.admit("k", "m", {"tokens": 100.0}, patience=1000.0)
     assert (second.granted, second.reason, second.scope) == (False, "budget", "tokens")
 
@@ -134,4 +137,5 @@ def test_a_failed_call_gives_back_and_a_success_heard_again_updates_the_budget()
     bucket = memory._accounts["k"].budgets[("m", "tokens")]
     assert bucket.level == 1000
     memory.apply("k", [("observe", "m", "tokens", 1000, 100, 30.0, 0.0)])  # heard again
-    assert (bucket.level, bucket.rate) == (100, pytest.approx(30.0))
+    assert bucket.level == 100
+    assert bucket.rate == pytest.approx(30.0)

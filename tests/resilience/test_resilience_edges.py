@@ -25,7 +25,7 @@ def test_arguments_out_of_shape_are_refused() -> None:
         agents_retry_policy(idempotent=True, non_idempotent=True)
     plan = FallbackPlan(["a", "b"])
     with pytest.raises(TypeError, match="callables"):
-        plan.call({"a": lambda: 1, "b": "not callable"})  # type: ignore[dict-item]
+        plan.call({"a": lambda: 1, "b": "not callable"})  # type: ignore[arg-type]
 
 
 def test_a_memory_breaker_has_no_storage_key_and_its_store_shows_labels() -> None:
