@@ -89,3 +89,35 @@ def test_a_script_reply_out_of_shape() -> None:
         "closed", 0.0, 0, 0, 0,
     )  # fmt: skip
     assert parse(["disabled", "", "", "", "", "", "", 0, 0, 0, 0]).name == "disabled"
+
+
+def test_a_half_open_copy_asks_redis_for_the_trial(redis_server: RedisServer) -> None:
+    """A copy that says half-open decides nothing: the trial is taken in Redis (one worker's),
+    and its success closes the breaker for every worker."""
+    import threading
+
+    a = CircuitBreaker(store=redis_server.url, threshold=1, cooldown=0.2, refresh=60.0)
+    b = CircuitBreaker(store=redis_server.url, threshold=1, cooldown=0.2, refresh=60.0)
+    a.failure("k", overloaded())
+    threading.Event().wait(0.3)  # Redis's clock: the cooldown is over
+    assert a.state("k").name == "half_open"  # a's copy now says half-open
+    assert a.call("k", lambda: "trial") == "trial"
+    assert b.state("k").name == "closed"
+
+
+def test_counted_successes_are_bounded_and_a_bad_key_counts_in_this_process(
+    redis_server: RedisServer,
+) -> None:
+    a = CircuitBreaker(
+        store=redis_server.url, failure_rate_threshold=50, minimum_number_of_calls=2, max_keys=2
+    )
+    store: Any = a.store
+    for name in ("k1", "k2", "k3"):  # successes counted, written with a later round trip
+        store.count_success(name, False)
+    assert list(store._pending) == ["k2", "k3"]  # the oldest pending count went
+    poisoned = a.storage_key("bad")
+    assert poisoned is not None
+    redis.Redis.from_url(redis_server.url).zadd(poisoned, {"junk": 1.0})
+    a.failure("bad", overloaded())  # WRONGTYPE: this key is kept in this process
+    a.success("bad")
+    assert a.state("bad").calls == 2
