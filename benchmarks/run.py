@@ -20,6 +20,10 @@
    127.0.0.1, with the breaker's local copy (the default) and with ``refresh=0`` (a round
    trip per call), and the Redis commands per call (skipped, saying so, where
    ``redis-server`` or redis-py is absent).
+5. The ledger's cost per call (``wrap(client, ledger=...)`` against the same wrapped client
+   without one, on an in-memory transport): in memory, through Redis deciding from a fresh
+   copy, and through Redis with a round trip per call (``benchmarks/ledger.py``). The load
+   test of a fleet against a provider server is ``benchmarks/load.py`` (a real minute).
 
 Every figure is a median over repeats measured in this process (or its children); ratios
 compare figures measured in the same run.
@@ -652,6 +656,29 @@ def bench_breaker(quick: bool) -> dict[str, Any]:
     return figures
 
 
+def bench_ledger_section(quick: bool) -> dict[str, Any]:
+    """Section 5: the ledger's cost per call (``benchmarks/ledger.py``), with a
+    ``redis-server`` of its own."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from ledger import bench_ledger
+
+    server = _redis_server()
+    url = None if isinstance(server, str) else server[1]
+    try:
+        return bench_ledger(
+            quick,
+            completion=COMPLETION,
+            library=http_library("openai"),
+            redis_url=url,
+            interleaved=interleaved,
+            commands=_redis_commands,
+        )
+    finally:
+        if not isinstance(server, str):
+            server[0].terminate()
+            server[0].wait(timeout=10)
+
+
 def table(rows: list[list[str]]) -> str:
     """Aligned columns, the first row a header."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -772,6 +799,10 @@ def report(figures: dict[str, Any]) -> str:
         ]
         if failed:
             out.append("   Redis FAILED during the run: the figures are of the local state")
+    if "ledger" in figures:
+        from ledger import report_ledger
+
+        out += report_ledger(figures["ledger"])
     return "\n".join(out)
 
 
@@ -796,6 +827,7 @@ def main(argv: list[str]) -> int:
         "wrap": bench_wrap(args.quick),
         "imports": bench_imports(args.quick),
         "breaker": bench_breaker(args.quick),
+        "ledger": bench_ledger_section(args.quick),
     }
     print(json.dumps(figures, indent=2) if args.json else report(figures))
     return 0

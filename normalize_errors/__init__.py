@@ -56,6 +56,7 @@ from ._code_classes import (
 from ._exceptions import HarnessError, ProblemFormatError
 from ._facade import check, diagnose, from_response, normalize
 from ._pickling import CauseStandIn
+from ._quota import Quota
 from ._readers import (
     add_rules,
     register_reader,
@@ -114,6 +115,7 @@ __all__ = [
     "OutputTruncatedError",
     "PolicyError",
     "ProblemFormatError",
+    "Quota",
     "RemoteAgentFailedError",
     "RepetitionDetectedError",
     "Rule",

@@ -13,6 +13,7 @@ import builtins
 import math
 
 from ._pickling import _ExceptionCopy, _harness_class, _pickle_state, _restore
+from ._quota import Quota
 from ._redact import redact
 from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
 from ._safe_copy import Batch, sanitize, utf8_safe
@@ -126,6 +127,7 @@ class HarnessError(Exception):
         causes: Iterable[HarnessError] = (),
         extensions: Mapping[str, Any] | None = None,
         untrusted: bool = False,
+        quota: Quota | Mapping[str, Any] | None = None,
     ) -> None:
         cls = self.__class__
         fixed = cls._fixed_code
@@ -141,6 +143,7 @@ class HarnessError(Exception):
             raise ValueError(f"{code!r} is not in the {cls._category!r} category")
         if retry_after is not None and not _finite_wait(retry_after):
             raise ValueError(f"retry_after must be a finite number >= 0, not {retry_after!r}")
+        wall = _quota(quota)
         info = code_info(code)
         # The text and object members are copied into ``given`` and redacted there, all
         # together in one scan (``Batch``), before any of them is stored.
@@ -183,6 +186,9 @@ class HarnessError(Exception):
         self._extensions: dict[str, Any] = (
             _members_left_out(given["extensions"]) if extensions else {}
         )
+        self._quota: Quota | None = wall
+        if wall is not None:  # the member of its own wins over an extension of that name
+            self._extensions.pop("quota", None)
         self.untrusted = untrusted
         """True when the object was received from another party (``from_dict``)."""
         self.result: Any = None
@@ -279,6 +285,17 @@ class HarnessError(Exception):
     @limit.setter
     def limit(self, value: Limit | Mapping[str, Any] | None) -> None:
         self._limit = None if value is None else _object(value)
+
+    @property
+    def quota(self) -> Quota | None:
+        """The provider's wall behind a rate limit or a spent quota: what ran out, counted
+        per what, when it comes back (``reset``, ``resets_in``) and whether a person must
+        act (``billing``); ``None`` when the failure says none. See ``Quota``."""
+        return self._quota
+
+    @quota.setter
+    def quota(self, value: Quota | Mapping[str, Any] | None) -> None:
+        self._quota = _quota(value)
 
     @property
     def location(self) -> Location | None:
@@ -411,6 +428,8 @@ class HarnessError(Exception):
             out["max_attempts"] = self.max_attempts
         if self.limit is not None:
             out["limit"] = dict(self.limit)
+        if self._quota is not None:
+            out["quota"] = self._quota.to_dict()
         if self._location is not None:
             out["location"] = dict(self._location)
         upstream = self.upstream
@@ -481,7 +500,7 @@ class HarnessError(Exception):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value!r}")
-        for name in ("limit", "location"):
+        for name in ("limit", "quota", "location"):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value!r}")
@@ -510,6 +529,7 @@ class HarnessError(Exception):
         if isinstance(cause, _ExceptionCopy):  # copy.copy: the state was not pickled
             cause = cause.exc
         self.result = None
+        self._quota = None  # a pickle made before errors had a quota
         self.__dict__.update(state)
         self.args = () if self._detail is None else (self._detail,)
         if cause is not None:
@@ -531,6 +551,15 @@ def _finite_wait(value: Any) -> bool:
         return bool(value >= 0 and math.isfinite(value))
     except (OverflowError, TypeError):
         return False
+
+
+def _quota(value: Any) -> Quota | None:
+    """``quota`` as it enters an error: a ``Quota``, made from a mapping when given one."""
+    if value is None or isinstance(value, Quota):
+        return value
+    if not hasattr(value, "get"):
+        raise TypeError(f"quota must be a Quota or a mapping, not {builtins.type(value).__name__}")
+    return Quota.from_dict(value)
 
 
 def _text(value: str) -> str:

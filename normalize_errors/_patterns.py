@@ -398,6 +398,39 @@ INSTRUCTOR_USED: Final = _pattern(
     "search; starts with a literal, one bounded repeat.",
 )
 
+# -- _walls: when a wall comes back, and the model it is for, in a vendor's words -------------
+
+RESET_DATE: Final = _pattern(
+    r"(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"
+    r"(?:(?:t| at | )(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.\d{1,9})?)?)?"
+    r" ?(?P<zone>z\b|utc\b|gmt\b|[+-]\d{2}:?\d{2})?",
+    MAX_MESSAGE,
+    "search in a message cut to MAX_MESSAGE, only when it says a wall comes back ('regain',"
+    " 'reset', 'until', ...); starts with a bounded digit run, every repeat bounded.",
+)
+RESET_AMOUNT: Final = _pattern(
+    r"(?:about |approximately |around |roughly |~ ?)?(?P<n>\d{1,9}(?:\.\d{1,6})?) ?"
+    r"(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d"
+    r"|weeks?|w)\b",
+    MAX_MESSAGE,
+    "match (anchored) right after 'reset in' and the like, in a message cut to MAX_MESSAGE:"
+    " one attempt, every repeat bounded.",
+)
+RESET_CLOCK: Final = _pattern(
+    r"(?P<h>\d{1,2})(?::(?P<mi>\d{2}))? ?(?P<ampm>am|pm)?"
+    r"(?: ?(?:gmt|utc)(?P<off>[+-]\d{1,2}(?::?\d{2})?)?)?",
+    MAX_MESSAGE,
+    "match (anchored) right after 'resets at' and the like, in a message cut to MAX_MESSAGE:"
+    " one attempt, every repeat bounded.",
+)
+MODEL_NAMED: Final = _pattern(
+    r"\bfor (?:model )?`?(?P<a>[a-z0-9][a-z0-9._:/-]{1,80})`? in (?:org|project)"
+    r"|\bmodel[:=] ?`?(?P<b>[a-z0-9][a-z0-9._:/-]{1,80})",
+    MAX_MESSAGE,
+    "search in a message cut to MAX_MESSAGE; each branch starts with a literal, every repeat"
+    " bounded.",
+)
+
 # -- resilience: the breaker's tenant -----------------------------------------------------------
 
 RESILIENCE_TENANT: Final = _pattern(

@@ -54,6 +54,7 @@ _STATE: Final = frozenset(
         "_upstream",
         "_causes",
         "_extensions",
+        "_quota",
         "untrusted",
     }
 )

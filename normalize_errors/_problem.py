@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from ._code_classes import class_for_code
 from ._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES, MEMBERS, HarnessError, ProblemFormatError
+from ._quota import Quota
 from ._redact import redact
 from ._registry import CODE_PATTERN, TYPE_URIS
 from ._safe_copy import utf8_safe
@@ -86,6 +87,10 @@ def _parse(obj: Any, at: str, depth: int, budget: _Budget) -> HarnessError:
         "extensions": {k: v for k, v in obj.items() if k not in _KNOWN},
         "untrusted": True,
     }
+    quota = _quota(obj.get("quota"))
+    if quota is not None:  # a quota out of shape stays in ``extensions`` as received
+        members["quota"] = quota
+        del members["extensions"]["quota"]
     err = class_for_code(code)(_text(obj, "detail", at), **members)
     # Keep the object as received: no title, type or origin filled in from the registry.
     err._type = type_uri
@@ -95,6 +100,18 @@ def _parse(obj: Any, at: str, depth: int, budget: _Budget) -> HarnessError:
     err._origin = origin  # type: ignore[assignment]  # checked against ORIGINS above
     err.status = None if status is None else int(status)
     return err
+
+
+def _quota(value: Any) -> Quota | None:
+    """The ``quota`` member as a ``Quota``, or ``None`` when absent or out of shape: it is no
+    member of the draft, so another party may use the name for something else, and the
+    object is not refused for it (its value is kept in ``extensions``)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return Quota.from_dict(value)
+    except ValueError:
+        return None
 
 
 def _text(obj: dict[str, Any], name: str, at: str) -> str | None:

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated_limits, _tool_refusals, _wording
+from . import _envelopes, _stated_limits, _tool_refusals, _walls, _wording
 from ._code_classes import class_for_code
 from ._exceptions import HarnessError, _finite_wait
 from ._http_wire import (
@@ -436,7 +436,8 @@ def retry_hint(message: str | None) -> float | None:
     """Seconds to wait when a message says so: "Please try again in 1.2s", "976ms", ...
 
     OpenAI, Groq and Azure put the wait in the message ("Please try again in 20s",
-    "Please retry after 6 seconds", "Try again in 50 seconds") rather than a header.
+    "Please retry after 6 seconds", "Try again in 50 seconds") rather than a header; a
+    wait over a minute is a duration ("Please try again in 9m38.016s").
     """
     if not message:
         return None
@@ -445,6 +446,11 @@ def retry_hint(message: str | None) -> float | None:
         at = text.find(anchor)
         if at == -1:
             continue
+        word = text[at + len(anchor) : at + len(anchor) + 40].split(" ", 1)[0].rstrip(".,;)")
+        if word[:1].isdigit() and word[-1:].isalpha():
+            found = parse_duration(word)  # 26.604s, 976ms, and compounds: 9m38.016s
+            if found is not None:
+                return found
         match = _HINT.match(text, at + len(anchor))
         if match is None:
             continue
@@ -583,12 +589,18 @@ def build(
     if model_feedback is None and code in _tool_refusals.TOOL_CODES:
         model_feedback, where = _tool_refusals.tool_failure(code, facts.message, facts.extra)
         location = location or where
-    wait = attempts = None
+    wait = attempts = quota = None
     try:
         wait, attempts, hinted = hints(facts, code)
         limit = limit or hinted
     except Exception:  # a hint that cannot be read is left out
         pass
+    if wait is not None and not _finite_wait(wait):
+        wait = None
+    try:  # the wall: what ran out, when it comes back (``_walls``)
+        quota = _walls.quota_of(facts, code, retryable, wait)
+    except Exception:  # a wall that cannot be read is left out
+        quota = None
     try:
         upstream = upstream_of(facts)
     except Exception as bug:
@@ -609,11 +621,12 @@ def build(
         retryable=retryable,
         model_recoverable=info.model_recoverable,
         model_feedback=model_feedback,
-        retry_after=wait if wait is not None and _finite_wait(wait) else None,
+        retry_after=wait,
         attempts=attempts,
         limit=limit,
         location=location,
         upstream=upstream,
+        quota=quota,
     )
 
 

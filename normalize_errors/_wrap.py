@@ -156,6 +156,7 @@ class _Options:
         "generating",
         "http",
         "judge",
+        "ledger",
         "provider",
         "reader",
         "sdk",
@@ -170,6 +171,7 @@ class _Options:
         generating: bool = False,
         dropin: bool = True,
         *,
+        ledger: Any = None,
         stream_text: int = 0,
     ) -> None:
         if type(stream_text) is not int or not 0 <= stream_text <= MAX_KEPT_TEXT:
@@ -178,6 +180,7 @@ class _Options:
         self.judge: Callable[[Any, Any], HarnessError | None] | None = None
         """What reads this client's results (``_judge``), found at the first one."""
         self.provider = provider
+        self.ledger = ledger
         self.check = bool(check)
         self.codes: frozenset[str] | None = None if isinstance(check, bool) else frozenset(check)
         self.client = client
@@ -204,7 +207,13 @@ class _Options:
     def _same(self, client: Any, generating: bool) -> _Options:
         check = self.codes if self.codes is not None else self.check
         return _Options(
-            self.provider, check, client, generating, self.dropin, stream_text=self.stream_text
+            self.provider,
+            check,
+            client,
+            generating,
+            self.dropin,
+            ledger=self.ledger,
+            stream_text=self.stream_text,
         )
 
     def for_generation(self) -> _Options:
@@ -629,6 +638,9 @@ def _tools(kwargs: dict[str, Any]) -> Any:
 
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
     """The wrapper of one bound method of an SDK object."""
+    if options.ledger is not None and options.generating:  # walls and budgets around the call
+        made_by = options.reader or options.provider or "http"
+        method = options.ledger.guarded(method, options.client, made_by)
     if inspect.iscoroutinefunction(method):
 
         @functools.wraps(method)
@@ -692,6 +704,7 @@ def wrap(
     provider: str | None = None,
     check: bool | Collection[str] = True,
     dropin: bool = True,
+    ledger: Any = None,
     stream_text: int = 0,
 ) -> _T:
     """The same client, raising typed harness errors for every failure.
@@ -718,6 +731,9 @@ def wrap(
             meaning while ``err.problem`` and the other harness members give the harness
             view. ``False`` raises the plain harness errors, with the vendor exception as
             ``__cause__``, for code that wants no vendor semantics at all.
+        ledger: a ``normalize_errors.resilience.Ledger``: each generating call is checked
+            against the walls and budgets it holds before it is sent, and teaches it what
+            the response said (see ``normalize_errors.resilience``).
         stream_text: how many bytes (0 to 4096) of a failed stream's output text its error
             keeps, as ``err.stream["text"]``; 0, the default, keeps none (the error says how
             much output reached the caller, never what it was, unless asked).
@@ -732,7 +748,9 @@ def wrap(
     """
     if isinstance(client, _NOT_CLIENTS) or inspect.ismodule(client):
         raise TypeError(_refusal(client))
-    options = _Options(provider, check, client, dropin=dropin, stream_text=stream_text)
+    options = _Options(
+        provider, check, client, dropin=dropin, ledger=ledger, stream_text=stream_text
+    )
     return cast("_T", _Proxy._ne_make(client, options))
 
 

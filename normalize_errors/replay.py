@@ -357,12 +357,32 @@ def _compare(expect: dict[str, Any], error: HarnessError | None) -> list[str]:
                     problems.append(f"upstream.{name}: expected {value!r}, got {got!r}")
             continue
         got = getattr(error, key, None)
+        if key == "quota" and isinstance(wanted, dict):
+            problems.extend(_quota_mismatches(wanted, error))
+            continue
         if key == "retry_after" and isinstance(got, float) and isinstance(wanted, (int, float)):
             if abs(got - wanted) > 1e-6:
                 problems.append(f"retry_after: expected {wanted!r}, got {got!r}")
             continue
         if got != wanted:
             problems.append(f"{key}: expected {wanted!r}, got {got!r}")
+    return problems
+
+
+def _quota_mismatches(wanted: dict[str, Any], error: HarnessError) -> list[str]:
+    """The members of an expected ``quota`` (a subset of ``Quota.to_dict()``; numbers to the
+    millisecond) that ``error.quota`` does not have."""
+    if error.quota is None:
+        return ["quota: expected a quota, got None"]
+    got = error.quota.to_dict()
+    problems = []
+    for name, value in wanted.items():
+        have = got.get(name)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and isinstance(have, (int, float)) and abs(have - value) <= 1e-3:
+            continue
+        if have != value:
+            problems.append(f"quota.{name}: expected {value!r}, got {have!r}")
     return problems
 
 

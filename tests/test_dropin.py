@@ -14,8 +14,10 @@ import inspect
 import json
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -63,6 +65,17 @@ def harness_members() -> set[str]:
 
 
 HARNESS = harness_members()
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wall read from a response without a ``Date`` header is measured from this machine's
+    clock (``err.quota.resets_in``): fixed here, so the drop-in's reading of a failure and
+    ``normalize()``'s, made a moment apart, agree to the millisecond."""
+    from normalize_errors import _calendar
+
+    now = time.time()
+    monkeypatch.setattr(_calendar, "time", SimpleNamespace(time=lambda: now, gmtime=time.gmtime))
 
 
 def read(obj: object, name: str) -> Any:

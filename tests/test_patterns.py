@@ -285,6 +285,11 @@ MESSAGES = [
     "request reached project TPM rate limit, current: " + DIGITS1 + ", limit: " + DIGITS1
     + ", try again later",
     "Quota exceeded for metric: " + "a/" * N + ", limit: 0, try again later",
+    "You will regain access on " + "2026-09-01 at " * N + "00:00 UTC, try again later",
+    "Your quota will reset in " + DIGITS9 + " hours, try again later",
+    "Your quota will reset in ~" + "1" * 9 + "." + DIGITS1 + " hours, try again later",
+    "Rate limit reached for " + "a" * N + " in organization, model: " + "b" * N,
+    "Access resets at 10:" + DIGITS1 + " PM GMT-" + DIGITS1 + ", try again later",
     "attempted to call tool '" + "a" * N + "' which was not in request.tools",
     "tool call validation failed: parameters for tool " + "a" * N + " did not match schema: "
     + DIGITS1,

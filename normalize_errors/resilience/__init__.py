@@ -27,6 +27,11 @@ with Budget(attempts=5, seconds=60):
   attempt in ``attempt_log``.
 * ``Budget(attempts=, seconds=, cost=)``: one bound on a run's retries, repairs, fallbacks
   and breaker calls (the draft's section 10), ending in ``loop.budget_exceeded``.
+* ``Ledger(store=None | "redis://...")``: given to ``wrap(client, ledger=...)``, the quota
+  walls every worker met (a known wall fails the call at once, no request sent) and the
+  request and token budgets learned from the providers' rate-limit headers (each call
+  reserves its expected cost, and waits or fails fast when they are spent);
+  ``expected_wait(key)``, ``clear(key)``.
 * ``replay_refusal(err, idempotent=, non_idempotent=)``: why a failed call must not be sent
   again: a stream that already delivered output (``err.stream``), a request that may have run
   on the server.
@@ -40,6 +45,7 @@ from ._breaker import BreakerState, CircuitBreaker
 from ._budget import Budget, current_budget
 from ._common import counts_against_upstream, fails_over, replay_refusal, request_phase
 from ._fallback import RESULT_FAILURES, FallbackPlan, afallback, fallback, moves_on
+from ._ledger import Ledger, LedgerKey
 from ._store import MemoryStore, State
 
 __all__ = [
@@ -48,6 +54,8 @@ __all__ = [
     "Budget",
     "CircuitBreaker",
     "FallbackPlan",
+    "Ledger",
+    "LedgerKey",
     "MemoryStore",
     "State",
     "afallback",

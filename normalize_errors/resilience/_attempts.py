@@ -69,7 +69,9 @@ def _entry(err: HarnessError, seconds: float, target: str | int | None) -> dict[
     entry["output_reached"] = delivered(err)
     entry["sent"] = not refused and request_phase(err) != "before_send"
     if refused:
-        entry["breaker"] = upstream.get("breaker")
+        for name in ("breaker", "ledger"):
+            if name in upstream:
+                entry[name] = upstream[name]
     return entry
 
 

@@ -92,9 +92,12 @@ def bounded_wait(value: Any, cap: float) -> float | None:
 
 
 def refused_by_breaker(err: BaseException) -> bool:
-    """Whether ``err`` is a circuit breaker's own fast failure: no request was sent."""
+    """Whether ``err`` is a circuit breaker's own fast failure, or the ledger's (a known wall,
+    a spent budget): no request was sent."""
     problem = err.problem if isinstance(err, HarnessError) else None
-    return problem is not None and problem.origin == "harness" and "breaker" in problem.upstream
+    if problem is None or problem.origin != "harness":
+        return False
+    return "breaker" in problem.upstream or "ledger" in problem.upstream
 
 
 def counts_against_upstream(err: HarnessError) -> bool:

@@ -43,7 +43,7 @@ from .._redact import redact
 from .._registry import CODE_PATTERN
 from ._store import BUCKETS, MemoryStore, Mode, Name, State
 
-__all__ = ["RedisStore", "SharedStore"]
+__all__ = ["Degrading", "RedisStore", "SharedStore", "connect"]
 
 LOG: Final = logging.getLogger("normalize_errors.resilience")
 _T = TypeVar("_T")
@@ -281,6 +281,25 @@ def parse(reply: Any) -> State:
     )
 
 
+def connect(url: str, timeout: float, owner: str) -> Any:
+    """A redis-py client for ``url`` that gives up after ``timeout`` seconds and never retries
+    by itself (the caller decides what a failure means); ``owner`` names who needs it."""
+    try:
+        import redis
+    except ImportError as exc:  # pragma: no cover - only where the extra is missing
+        raise ImportError(
+            f"{owner}(store='redis://...') needs redis-py: "
+            "pip install 'normalize-errors[resilience]'"
+        ) from exc
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry_on_timeout=False,
+        health_check_interval=0,
+    )
+
+
 class RedisStore:
     """Breaker state in Redis: each operation is one script, one round trip, on one key."""
 
@@ -295,20 +314,7 @@ class RedisStore:
         max_open: float,
         trial_lease: float,
     ) -> None:
-        try:
-            import redis
-        except ImportError as exc:  # pragma: no cover - only where the extra is missing
-            raise ImportError(
-                "CircuitBreaker(store='redis://...') needs redis-py: "
-                "pip install 'normalize-errors[resilience]'"
-            ) from exc
-        self.client: Any = redis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry_on_timeout=False,
-            health_check_interval=0,
-        )
+        self.client: Any = connect(url, timeout, "CircuitBreaker")
         self.namespace = prefix + (f"{tenant}:" if tenant else "")
         self.shown = redact(url)
         """The store's URL as it may be shown: its password redacted."""
@@ -370,24 +376,31 @@ class _Copy:
         self.fetched = fetched
 
 
-class SharedStore:
-    """The store of a breaker shared through Redis: local copies refreshed at most every
-    ``refresh`` seconds, and local state (``local``) for as long as Redis, or one of its
-    keys, fails."""
+class Degrading:
+    """Where each operation of a store shared through Redis goes: to Redis, or to the state
+    kept in this process while Redis (``down_since``), or one key of it (``bad_keys``), fails.
+
+    A failure never raises in the caller's path: it is logged once (logger
+    ``normalize_errors.resilience``), the operation is done on the local state, and Redis, or
+    the key, is tried again ``reconnect_after`` seconds later. ``what`` names the store in the
+    warnings, ``kept`` what a failed key's warning keeps in this process; ``redis_key(key)``
+    gives a key's name in Redis. The breaker's store and the ledger's share this.
+    """
+
+    what = "circuit breaker store"
+    kept = "that breaker"
 
     def __init__(
         self,
-        remote: RedisStore,
-        local: MemoryStore,
+        shown: str,
+        redis_key: Callable[[str], str],
         *,
-        refresh: float = 1.0,
-        reconnect_after: float = 5.0,
-        max_keys: int = 1024,
-        clock: Callable[[], float] = time.monotonic,
+        reconnect_after: float,
+        max_keys: int,
+        clock: Callable[[], float],
     ) -> None:
-        self.remote = remote
-        self.local = local
-        self.refresh = refresh
+        self._shown = shown
+        self._redis_key = redis_key
         self.reconnect_after = reconnect_after
         self.max_keys = max_keys
         self.clock = clock
@@ -395,13 +408,11 @@ class SharedStore:
         """When Redis last failed (``clock()``), while it is thought down."""
         self.bad_keys: OrderedDict[str, float] = OrderedDict()
         """Keys whose own Redis error set them aside, and when (``clock()``)."""
-        self._copies: OrderedDict[str, _Copy] = OrderedDict()
-        self._pending: dict[str, list[int]] = {}
-        self._lock = threading.Lock()
 
     @property
     def shown(self) -> str:
-        return self.remote.shown
+        """The store's URL as it may be shown (its password redacted)."""
+        return self._shown
 
     @property
     def degraded(self) -> bool:
@@ -431,7 +442,7 @@ class SharedStore:
             self._failed(key, exc)
             return local()
         if self.down_since is not None:
-            LOG.warning("circuit breaker store %s is back", self.shown)
+            LOG.warning("%s %s is back", self.what, self.shown)
             self.down_since = None
         return result
 
@@ -445,11 +456,13 @@ class SharedStore:
         if one_key:  # WRONGTYPE, a script error on this key's data: this key's alone
             if key not in self.bad_keys:
                 LOG.warning(
-                    "circuit breaker store %s: the key %s failed (%s); keeping that breaker "
-                    "in this process and trying again in %.0f s",
+                    "%s %s: the key %s failed (%s); keeping %s in this process and trying "
+                    "again in %.0f s",
+                    self.what,
                     self.shown,
-                    self.remote.key(key),
+                    self._redis_key(key),
                     why,
+                    self.kept,
                     self.reconnect_after,
                 )
             self.bad_keys[key] = self.clock()
@@ -458,13 +471,43 @@ class SharedStore:
             return
         if self.down_since is None:
             LOG.warning(
-                "circuit breaker store %s failed (%s); keeping state in this process and "
-                "trying again in %.0f s",
+                "%s %s failed (%s); keeping state in this process and trying again in %.0f s",
+                self.what,
                 self.shown,
                 why,
                 self.reconnect_after,
             )
         self.down_since = self.clock()
+
+
+class SharedStore(Degrading):
+    """The store of a breaker shared through Redis: local copies refreshed at most every
+    ``refresh`` seconds, and local state (``local``) for as long as Redis, or one of its
+    keys, fails."""
+
+    def __init__(
+        self,
+        remote: RedisStore,
+        local: MemoryStore,
+        *,
+        refresh: float = 1.0,
+        reconnect_after: float = 5.0,
+        max_keys: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(
+            remote.shown,
+            remote.key,
+            reconnect_after=reconnect_after,
+            max_keys=max_keys,
+            clock=clock,
+        )
+        self.remote = remote
+        self.local = local
+        self.refresh = refresh
+        self._copies: OrderedDict[str, _Copy] = OrderedDict()
+        self._pending: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
 
     def _keep(self, key: str, state: State) -> State:
         """Keep ``state`` as this process's copy of ``key``, read now."""
