@@ -31,14 +31,15 @@ from .helpers import DelayingProxy, LoopWatch
 
 DELAY = 0.150
 """Seconds the proxy holds every chunk, each way."""
-STALL = 0.050
+STALL = DELAY
 """How late the loop's timer may be, in seconds. A Redis round trip here takes 0.300, and a
 round trip on the loop would make every firing after it that late. Measured on the 2-core
-machine the suite runs on, shared with other jobs: 6 to 15 ms in most runs, and now and then
-one firing 50 to 60 ms late when the process was not scheduled (with the breaker in memory
-too). So: no firing a round trip late, and at most one later than ``STALL``. The first runs
-of a framework are not watched: pydantic-ai and openai import and build what they need on
-the loop then."""
+machine the suite runs on, shared with other jobs: 6 to 15 ms in most runs, and now and then a
+firing 50 to 60 ms late when the process was not scheduled (with the breaker in memory too);
+under two pytest-xdist workers and a loaded machine, now and then two such firings (2026-12-07).
+So: no firing a round trip late, and at most one later than half a round trip. The first runs
+of a framework are not watched: pydantic-ai and openai import and build what they need on the
+loop then."""
 
 
 @pytest.fixture
@@ -99,7 +100,7 @@ def test_pydantic_ai_through_a_far_redis_never_stalls_the_loop(
         faults.fail("openai/overloaded_503").succeed().fail("openai/overloaded_503")
         watched = agent(shared)
         loop_thread.append(threading.get_ident())
-        watch = LoopWatch(asyncio.get_running_loop())
+        watch = LoopWatch(asyncio.get_running_loop(), STALL)
         started = time.monotonic()
         outputs = []
         for turn in range(4):
@@ -154,7 +155,7 @@ def test_the_agents_retry_policy_through_a_far_redis_never_stalls_the_loop(
         await Runner.run(Agent(name="warm", model=model), "hi")  # the first run, unwatched
         faults.fail("openai/overloaded_503", times=None)
         loop_thread.append(threading.get_ident())
-        watch = LoopWatch(asyncio.get_running_loop())
+        watch = LoopWatch(asyncio.get_running_loop(), STALL)
         started = time.monotonic()
         agent = Agent(name="a", model=model, model_settings=settings)
         try:
