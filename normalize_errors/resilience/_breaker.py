@@ -20,10 +20,9 @@ from typing import Any, Final, Literal, TypeVar
 
 from .._code_classes import UpstreamUnavailableError
 from .._exceptions import HarnessError
-from .._patterns import RESILIENCE_TENANT
 from .._redact import redact
 from ._budget import attempt, chosen
-from ._common import bounded_wait, counts_against_upstream, harness
+from ._common import bounded_wait, check_tenant, counts_against_upstream, harness
 from ._redis import RedisStore, SharedStore
 from ._store import MemoryStore, State, Store, digest
 
@@ -183,8 +182,7 @@ class CircuitBreaker:
             raise ValueError("window and max_open must be > 0, cooldown and refresh >= 0")
         if minimum_number_of_calls < 1 or half_open_calls < 1:
             raise ValueError("minimum_number_of_calls and half_open_calls must be >= 1")
-        if tenant is not None and not RESILIENCE_TENANT.compiled().fullmatch(tenant):
-            raise ValueError("tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
+        check_tenant(tenant)
         self.threshold = threshold
         self.window = float(window)
         self.minimum_number_of_calls = minimum_number_of_calls

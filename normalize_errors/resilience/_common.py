@@ -11,6 +11,7 @@ from typing import Any, Final, Literal
 from .._dropin import copy_dropin
 from .._exceptions import HarnessError
 from .._facade import normalize
+from .._patterns import RESILIENCE_TENANT
 from .._stream_state import delivered_output
 
 UPSTREAM_FAILING: Final = frozenset(
@@ -256,3 +257,10 @@ def with_causes(
     if not dropin:  # a drop-in's copy keeps the vendor exception's own chain
         top.__cause__ = last.__cause__ if last.__cause__ is not None else last
     return top
+
+
+def check_tenant(tenant: str | None) -> None:
+    """Refuse a tenant that is not 1 to 64 letters, digits, ``.``, ``_`` or ``-``: it names a
+    namespace in Redis, so nothing in it may reach another's keys."""
+    if tenant is not None and not RESILIENCE_TENANT.compiled().fullmatch(tenant):
+        raise ValueError("tenant must be 1 to 64 letters, digits, '.', '_' or '-'")

@@ -36,10 +36,9 @@ from typing import Any, Final, TypeVar
 
 from .._code_classes import class_for_code
 from .._exceptions import HarnessError
-from .._patterns import RESILIENCE_TENANT
 from .._quota import Quota
 from .._walls import budgets_of
-from ._common import harness
+from ._common import check_tenant, harness
 from ._ledger_calls import Account, account, estimate, heard, listen, model_of, usage_of
 from ._ledger_redis import RedisLedger, SharedLedger
 from ._ledger_state import ALL, COSTS, Decision, LedgerMemory, Op, WallNote
@@ -127,8 +126,7 @@ class Ledger:
     ) -> None:
         if not max_wait >= 0 or not refresh >= 0 or not 0 <= lease < 0.5 or not max_wall > 0:
             raise ValueError("max_wait and refresh must be >= 0, lease in [0, 0.5), max_wall > 0")
-        if tenant is not None and not RESILIENCE_TENANT.compiled().fullmatch(tenant):
-            raise ValueError("tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
+        check_tenant(tenant)
         self.admission = admission
         self.max_wait = float(max_wait)
         self.estimate = estimate

@@ -50,7 +50,7 @@ from ._ledger_state import (
     aged,
     longer,
 )
-from ._redis import Degrading, connect
+from ._redis import Degrading, connect, namespace
 
 __all__ = ["RedisLedger", "SharedLedger"]
 
@@ -429,7 +429,7 @@ class RedisLedger:
         max_wall: float,
     ) -> None:
         self.client: Any = connect(url, timeout, "Ledger")
-        self.namespace = prefix + (f"{tenant}:" if tenant else "")
+        self.namespace = namespace(prefix, tenant)
         self.shown = redact(url)
         self._head: list[Any] = [max(round(keep * 1000), 1), max(round(max_wall * 1000), 1)]
         self._admit = self.client.register_script(_ADMIT)

@@ -281,6 +281,12 @@ def parse(reply: Any) -> State:
     )
 
 
+def namespace(prefix: str, tenant: str | None) -> str:
+    """Where a store's keys live: ``prefix``, then ``{tenant}:`` when there is a tenant (its
+    letters checked by the store's owner), so tenants' keys never meet."""
+    return prefix + (f"{tenant}:" if tenant else "")
+
+
 def connect(url: str, timeout: float, owner: str) -> Any:
     """A redis-py client for ``url`` that gives up after ``timeout`` seconds and never retries
     by itself (the caller decides what a failure means); ``owner`` names who needs it."""
@@ -315,7 +321,7 @@ class RedisStore:
         trial_lease: float,
     ) -> None:
         self.client: Any = connect(url, timeout, "CircuitBreaker")
-        self.namespace = prefix + (f"{tenant}:" if tenant else "")
+        self.namespace = namespace(prefix, tenant)
         self.shown = redact(url)
         """The store's URL as it may be shown: its password redacted."""
         bucket_ms = max(round(window * 1000 / BUCKETS), 1)
