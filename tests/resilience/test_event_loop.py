@@ -37,9 +37,13 @@ round trip on the loop would make every firing after it that late. Measured on t
 machine the suite runs on, shared with other jobs: 6 to 15 ms in most runs, and now and then a
 firing 50 to 60 ms late when the process was not scheduled (with the breaker in memory too);
 under two pytest-xdist workers and a loaded machine, now and then two such firings (2026-12-07).
-So: no firing a round trip late, and at most one later than half a round trip. The first runs
-of a framework are not watched: pydantic-ai and openai import and build what they need on the
-loop then."""
+So: at most one firing later than half a round trip. One such gap is the machine's, not the
+code's: a run under coverage on two xdist workers saw one of 1 s with every round trip off the
+loop's thread. What proves no round trip runs on the loop is the thread each one ran on
+(``round_trips``, checked against the loop's); run on the loop, the round trips fail that check
+in both tests, and the pydantic-ai one also its timer (checked by running them with
+``asyncio.to_thread`` replaced by a direct call). The first runs of a framework are not
+watched: pydantic-ai and openai import and build what they need on the loop then."""
 
 
 @pytest.fixture
@@ -130,8 +134,7 @@ def test_pydantic_ai_through_a_far_redis_never_stalls_the_loop(
     assert took > len(round_trips) * 2 * DELAY  # each a round trip of 300 ms ...
     assert loop_thread[0] not in {thread for _, thread in round_trips}  # ... off the loop
     assert watch.firings > 100
-    assert watch.worst < 2 * DELAY, f"the event loop stalled {watch.worst * 1000:.0f} ms"
-    assert len(watch.late) <= 1, f"the event loop was late: {watch.late}"
+    assert len(watch.late) <= 1, f"the event loop was late (s): {watch.late}"
 
 
 def test_the_agents_retry_policy_through_a_far_redis_never_stalls_the_loop(
@@ -173,5 +176,4 @@ def test_the_agents_retry_policy_through_a_far_redis_never_stalls_the_loop(
     assert len(round_trips) >= 4  # two failures counted, two states read ...
     assert took > len(round_trips) * 2 * DELAY
     assert loop_thread[0] not in {thread for _, thread in round_trips}  # ... off the loop
-    assert watch.worst < 2 * DELAY, f"the event loop stalled {watch.worst * 1000:.0f} ms"
-    assert len(watch.late) <= 1, f"the event loop was late: {watch.late}"
+    assert len(watch.late) <= 1, f"the event loop was late (s): {watch.late}"
