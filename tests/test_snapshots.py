@@ -54,13 +54,7 @@ def _read_all(err: HarnessError) -> None:
 
 @pytest.mark.parametrize(("provider", "name"), CASSETTES)
 def test_values_set_while_other_threads_read_first_survive(provider: str, name: str) -> None:
-    exc = _vendor(provider, name)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # threads switch every few bytecodes: the race is met
-    try:
-        _race(exc)
-    finally:
-        sys.setswitchinterval(interval)
+    _race(_vendor(provider, name))
 
 
 def _race(exc: BaseException) -> None:
@@ -79,9 +73,11 @@ def _race(exc: BaseException) -> None:
 def _read_while(err: HarnessError, round_: int) -> list[BaseException]:
     """Set four members of ``err`` while ``THREADS`` threads make their first reads of it."""
     go = threading.Event()
+    started = threading.Barrier(THREADS + 1, timeout=60)
     failures: list[BaseException] = []
 
     def read() -> None:
+        started.wait()
         go.wait(timeout=60)
         try:
             for _ in range(5):
@@ -92,13 +88,22 @@ def _read_while(err: HarnessError, round_: int) -> list[BaseException]:
     readers = [threading.Thread(target=read) for _ in range(THREADS)]
     for thread in readers:
         thread.start()
-    go.set()  # the writer goes with the readers' first reads
-    err.upstream = {"set": round_}
-    err.detail = f"set by the caller, round {round_}"
-    err.retry_after = 7.0 + round_
-    err.limit = {"name": "set", "value": round_}
-    for thread in readers:
-        thread.join(timeout=120)
+    # Every reader is running before threads switch every few bytecodes (a thread's start
+    # installs a tracer's hook, such as coverage's, which CPython 3.11 refuses while another
+    # thread installs one: a switch that fast met that race, not the error's).
+    started.wait()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads switch every few bytecodes: the race is met
+    try:
+        go.set()  # the writer goes with the readers' first reads
+        err.upstream = {"set": round_}
+        err.detail = f"set by the caller, round {round_}"
+        err.retry_after = 7.0 + round_
+        err.limit = {"name": "set", "value": round_}
+        for thread in readers:
+            thread.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
     assert not any(thread.is_alive() for thread in readers), "a reader is stuck"
     return failures
 
