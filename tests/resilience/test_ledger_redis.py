@@ -306,7 +306,9 @@ def test_the_event_loop_never_waits_for_a_far_redis(redis_server: RedisServer) -
             await client.chat.completions.create(model="warm-up", messages=HELLO)
             with contextlib.suppress(HarnessError):
                 await client.chat.completions.create(model="warm-up", messages=HELLO)
-            watch = LoopWatch(asyncio.get_running_loop())
+            # a firing half a round trip late (150 ms) is a stall; one is allowed, the
+            # machine's (tests/resilience/test_event_loop.py says why)
+            watch = LoopWatch(asyncio.get_running_loop(), 0.150)
             for _ in range(3):
                 await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
             with contextlib.suppress(HarnessError):
@@ -321,7 +323,10 @@ def test_the_event_loop_never_waits_for_a_far_redis(redis_server: RedisServer) -
             faults.fail("openai/rate_limit_tpm_429")
             watch = asyncio.run(main())
         assert far.round_trips >= 7
-        assert len(watch.late) <= 1
-        assert watch.worst < 0.250
+        # the loop ran its timer all along (a round trip made on the loop, with nothing
+        # awaited, would leave it no turn at all) ...
+        assert watch.firings > 100
+        # ... and never half a round trip late but once
+        assert len(watch.late) <= 1, f"the event loop was late (s): {watch.late}"
     finally:
         proxy.close()
