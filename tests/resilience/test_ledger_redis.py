@@ -225,12 +225,13 @@ def test_a_lease_admits_without_a_round_trip_and_goes_back(redis_server: RedisSe
         def level() -> float:
             return float((raw.hget(name, f"b:{model}:requests") or "0:0").split(":")[1])
 
-        # 1000 learned: 1 taken by the second call and 50 leased (the refill since aside)
-        assert 949 <= level() < 950.5
+        # 1000 learned: 1 taken by the second call and 50 leased, plus the refill since (1000 a
+        # minute, 16.7 a second: up to 8 allowed, half a second of a machine that is slow today)
+        assert 949 <= level() < 957
         clock.advance(2.0)  # the copy is stale: the next trip gives back the 30 left unused
         ask(client)
-    # 1 more taken, 50 leased again, 30 given back
-    assert 928 <= level() < 930.5
+    # 1 more taken, 50 leased again, 30 given back (not given back: 899; not leased: 979)
+    assert 928 <= level() < 937
 
 
 def test_junk_in_redis_is_bounded(redis_server: RedisServer) -> None:
