@@ -13,6 +13,8 @@ matched here, once.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import re
@@ -20,7 +22,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated_limits, _tool_refusals, _walls, _wording
+from . import _envelopes, _provider_files, _stated_limits, _tool_refusals, _walls, _wording
 from ._code_classes import class_for_code
 from ._exceptions import HarnessError, _finite_wait
 from ._http_wire import (
@@ -150,6 +152,18 @@ class Rule(NamedTuple):
     ids: frozenset[str] = frozenset()
     message: re.Pattern[str] | None = None
     words: tuple[str, ...] = ()
+    id_words: tuple[str, ...] = ()
+    """Lower-case substrings, one of which some of the vendor's further ids (``more_ids``: a
+    quota id such as ``GenerateRequestsPerDayPerProjectPerModel``) must hold."""
+    final: bool = False
+    """The families of wording never reread this row's answer (``classify``)."""
+    owners: frozenset[str] = frozenset()
+    """The providers whose row it is: its data file's provider, its aliases and the
+    ``vendors`` it names (``leaving_out`` switches a provider's rows off)."""
+    tier: str = ""
+    """``vendor``, ``wording``, ``status`` or ``generic``: what kind of fact the row reads."""
+    source: str = ""
+    """Where the fact comes from: a URL, a cassette, a corpus case (``corpus:<id>``) or a test."""
 
     def matches(self, facts: Facts) -> bool:
         """Whether every condition of the row holds for ``facts``."""
@@ -169,7 +183,19 @@ class Rule(NamedTuple):
                     break
             else:
                 return False
+        if self.id_words and not _holds_word(facts.more_ids, self.id_words):
+            return False
         return self.message is None or self.message.search(facts.lowered) is not None
+
+
+def _holds_word(names: tuple[Any, ...], words: tuple[str, ...]) -> bool:
+    """Whether one of ``names`` (the first 256 characters, lower-cased) holds one of ``words``."""
+    for name in names:
+        if isinstance(name, str):
+            low = name[:256].lower()
+            if any(word in low for word in words):
+                return True
+    return False
 
 
 class StopRow(NamedTuple):
@@ -195,6 +221,11 @@ def rule(
     ids: Iterable[str] = (),
     words: Iterable[str] = (),
     message: str | None = None,
+    id_words: Iterable[str] = (),
+    final: bool = False,
+    owners: Iterable[str] = (),
+    tier: str = "",
+    source: str = "",
 ) -> Rule:
     """A ``Rule`` from plain values.
 
@@ -222,6 +253,11 @@ def rule(
         frozenset(i.lower() for i in ids),
         None if message is None else rule_pattern(message),
         found,
+        tuple(word.lower() for word in id_words),
+        final,
+        frozenset(owners),
+        tier,
+        source,
     )
 
 
@@ -340,14 +376,108 @@ class Table:
         named = [found for name in ids if name in by_id for found in by_id[name]]
         return sorted({*numbers, *named}) if named else numbers
 
-    def first_match(self, facts: Facts) -> Rule | None:
-        """The first row whose conditions all hold for ``facts``, or ``None``."""
+    def first_match(self, facts: Facts, left_out: frozenset[str] = frozenset()) -> Rule | None:
+        """The first row whose conditions all hold for ``facts``, or ``None``; a row owned
+        by one of ``left_out`` is passed over (``leaving_out``)."""
         rows = self.rows
         for number in self._numbers(facts.status, facts.ids):
             row = rows[number]
+            if left_out and not left_out.isdisjoint(row.owners):
+                continue
             if row.holds(facts):  # the index found the row's ids among the vendor's
                 return row
         return None
+
+
+TIERS: Final = ("vendor", "wording", "status", "generic")
+"""The kinds of row, in the order a joined vendor's rows take their place (``load_table``)."""
+
+
+def _row_of(data: Mapping[str, Any], owners: frozenset[str]) -> Rule:
+    """A ``Rule`` from one ``[[rows]]`` table of a data file."""
+    words = data.get("words", ())
+    if "words_of" in data:
+        words = _provider_files.shared_words(data["words_of"])
+    message = data.get("message")
+    if "pattern_of" in data:
+        message = _provider_files.shared_pattern(data["pattern_of"])
+    return rule(
+        data["code"],
+        data["when"],
+        retryable=data.get("retryable"),
+        status=data.get("status", ()),
+        ids=data.get("ids", ()),
+        words=words,
+        message=message,
+        id_words=data.get("id_words", ()),
+        final=data.get("final", False),
+        owners=owners | frozenset(data.get("vendors", ())),
+        tier=data["tier"],
+        source=data["source"],
+    )
+
+
+def owners_of(name: str) -> frozenset[str]:
+    """Provider ``name`` and the other names its data file gives it (``aliases``)."""
+    return frozenset((name, *_provider_files.read(name).get("aliases", ())))
+
+
+def load_table(shape: str) -> Table:
+    """The table of the adapter ``shape``, from the data files (``_provider_files``).
+
+    Its own file's rows in file order, and the rows of every file read by it
+    (``read_by = shape``) each at the end of its tier's block: after the last row of that
+    tier or an earlier one, in the order of ``TIERS``. Called once, when the adapter's module
+    loads.
+    """
+    rows = [_row_of(row, owners_of(shape)) for row in _provider_files.read(shape)["rows"]]
+    for name in _provider_files.read_by(shape)[1:]:
+        owners = owners_of(name)
+        for data in _provider_files.read(name).get("rows", ()):
+            row = _row_of(data, owners)
+            rank = TIERS.index(row.tier)
+            place = len(rows)
+            while place and TIERS.index(rows[place - 1].tier) > rank:
+                place -= 1
+            rows.insert(place, row)
+    return Table(*rows)
+
+
+def load_classes(shape: str) -> dict[str, tuple[str, bool] | None]:
+    """The exception classes of the adapter ``shape`` and of the files it reads, from the
+    data files: class name -> fixed ``(code, retryable)``, or ``None`` ("read": read the
+    status and body with the table). A file's ``include`` (``_stainless``) comes first."""
+    found: dict[str, tuple[str, bool] | None] = {}
+    for name in _provider_files.read_by(shape):
+        data = _provider_files.read(name)
+        for shared in data.get("include", ()):
+            found.update(_classes_in(_provider_files.read(shared)))
+        found.update(_classes_in(data))
+    return found
+
+
+def _classes_in(data: Mapping[str, Any]) -> dict[str, tuple[str, bool] | None]:
+    return {
+        name: None if answer == "read" else (answer["code"], answer["retryable"])
+        for name, answer in data.get("classes", {}).items()
+    }
+
+
+_LEFT_OUT: Final[contextvars.ContextVar[frozenset[str]]] = contextvars.ContextVar(
+    "normalize_errors_left_out", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def leaving_out(provider: str) -> Iterator[None]:
+    """Inside the block, the rows of ``provider`` (its file's, and any row naming it among its
+    ``vendors``) are switched off: only the other rows, the families and the status's default
+    read its failures. ``normalize-errors corpus --leave-one-provider-out`` scores so."""
+    token = _LEFT_OUT.set(owners_of(provider) | {provider})
+    try:
+        yield
+    finally:
+        _LEFT_OUT.reset(token)
 
 
 def with_stated_status(facts: Facts) -> Facts:
@@ -369,14 +499,27 @@ def decide(table: Table, facts: Facts, *, detail: str | None = None) -> HarnessE
 
 
 def classify(table: Table, facts: Facts) -> tuple[str, bool]:
-    """The code and ``retryable`` of the first matching row, else of the HTTP status.
+    """The code and ``retryable`` of ``facts``: the one reading pipeline, in this order.
 
-    Rules added with ``normalize_errors.add_rules`` for ``facts.provider`` are tried first.
-    A plain answer is then read again by its wording (``_wording.reread``). ``decide`` lets
-    the status a body states stand in for a missing HTTP status first (``with_stated_status``).
+    1. Rules added with ``normalize_errors.add_rules`` for ``facts.provider``.
+    2. The provider's rows (``table``, from its data file and the files it reads), first
+       match wins; a row without ``retryable`` keeps what the status says.
+    3. The families of wording (``_wording.reread``): they reread a *plain* answer (one their
+       ``over`` names: what a status alone or a generic code gives) when the message or an
+       id says what happened; never a ``final`` row's answer.
+    4. No row matched: the HTTP status's default (``_registry.status_code``), reread by the
+       families as in 3.
+
+    The exception class's fixed answer comes before all of these (``read_exception``), and
+    ``decide`` lets the status a body states stand in for a missing HTTP status first
+    (``with_stated_status``). Hints (``retry_after``, ``limit``, the quota wall) are read
+    once the code is decided, in ``build``.
     """
     added = extra_rules(facts.provider)
-    row = (added.first_match(facts) if added is not None else None) or table.first_match(facts)
+    row = added.first_match(facts) if added is not None else None
+    if row is None:
+        left = _LEFT_OUT.get()
+        row = table.first_match(facts) if not left else table.first_match(facts, left)
     if row is None:
         code, retryable = status_code(facts.status)
     elif row.retryable is not None:
@@ -386,6 +529,8 @@ def classify(table: Table, facts: Facts) -> tuple[str, bool]:
         if by_status != row.code:
             retryable = code_info(row.code).retryable
         code = row.code
+    if row is not None and row.final:
+        return code, retryable
     return _wording.reread(code, retryable, facts)  # the words win over a plain answer
 
 

@@ -38,9 +38,10 @@ limit``); DeepSeek's (``Content Exists Risk``, ``Insufficient Balance``); new-ap
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ._patterns import MODEL_MISSING, WAIT_IN_WORDS, rule_pattern
+from . import _provider_files
+from ._patterns import WAIT_IN_WORDS, rule_pattern
 
 if TYPE_CHECKING:
     from ._rules import Facts
@@ -66,78 +67,15 @@ __all__ = [
     "wait_in_words",
 ]
 
-# -- context overflow -----------------------------------------------------------------------
+# -- the word lists rows name, and the families (providers/_families.toml) -------------------
 
-CONTEXT_WORDS: Final = (
-    "context_length_exceeded",
-    "context length exceeded",
-    "maximum context length",
-    "context window",
-    "context limit",
-    "prompt is too long",
-    "input is too long",
-    "too many tokens",
-    "too many input tokens",
-    "reduce the length of the messages",
-    "max_tokens must be at least 1, got -",
-    # families: a context size or length that the input exceeds or overflows (llama.cpp,
-    # LM Studio, Ollama, vLLM), input or prompt lengths over a stated range (TGI, DashScope)
-    "context size",
-    "context_size",
-    "context the overflows",
-    "context overflow",
-    "context length of only",
-    "exceeds the available context",
-    "exceeds the context",
-    "exceed the context",
-    "maximum model length",
-    "maximum sequence length",
-    "max_model_len",
-    "range of input length",
-    "`inputs` tokens + `max_new_tokens`",
-    "`inputs` must have less than",
-    "prompt too long",
-    "prompt exceed",
-    "prompt length exceed",
-    "prompt token exceed",
-    "prompt tokens exceed",
-    "input exceed",
-    "input length exceed",
-    "input token exceed",
-    "input tokens exceed",
-    "input length too long",
-    "input length is too long",
-    "message too long",
-    "message is too long",
-    "messages too long",
-    "messages are too long",
-    "messages is too long",
-)
+CONTEXT_WORDS: Final = _provider_files.shared_words("context")
 """How providers and OpenAI-compatible servers say the input is over the context window."""
 
-CONTEXT_COUNT_WORDS: Final = ("input token count", "the max", "too large for model with")
-CONTEXT_COUNT: Final = (
-    r"input token count.{0,40}exceeds|exceeds? the (?:maximum|max)(?: number of)? "
-    r"(?:allowed )?(?:input )?tokens|too large for model with \d{1,12} maximum context"
-)
+CONTEXT_COUNT_WORDS: Final = _provider_files.shared_words("context_count")
+CONTEXT_COUNT: Final = _provider_files.shared_pattern("context_count")
 """The context-window wording that needs a pattern (a count between the words), behind
 ``CONTEXT_COUNT_WORDS``, so it runs only on a message that has one of them."""
-
-_MORE_CONTEXT: Final = (
-    "max_seq_len",  # SiliconFlow, lmdeploy: "prompt_tokens (N) must be less than max_seq_len"
-    "exceeded model token limit",  # Moonshot
-    "tokens_too_long",
-    "prompt tokens too long",
-    "token数量超过上限",  # iFlytek Spark 10907
-    "prompt 超长",  # Zhipu 1261
-)
-
-# -- the families ----------------------------------------------------------------------------
-
-_PLAIN: Final = frozenset(
-    {"upstream.invalid_request", "upstream.unavailable", "upstream.invalid_response"}
-)
-"""The answers of a status alone or of a generic code ("invalid request", "server error")."""
 
 
 class Family(NamedTuple):
@@ -173,254 +111,36 @@ class Family(NamedTuple):
         return False
 
 
-BILLING: Final = Family(
-    "billing",
-    "upstream.rate_limited",
-    False,
-    _PLAIN | {"upstream.authentication_failed", "upstream.rate_limited", "upstream.overloaded"},
-    (
-        "insufficient balance",
-        "insufficient account balance",
-        "insufficient credit",
-        "insufficient quota",
-        "insufficient_quota",
-        "credit limit",
-        "out of credits",
-        "more credits",
-        "monthly spending limit",
-        "past invoices",
-        "budget has been exceeded",
-        "budget exceeded",
-        "exceeded budget",
-        "arrearage",
-        "in arrears",
-        "overdue payment",
-        "account is in good standing",
-        "quota is not enough",
-        "余额不足",
-        "余额已用完",
-        "欠费",
-        "请充值",
-        "额度不足",
-        "额度已用尽",
-    ),
-    frozenset(
-        {
-            "arrearage",
-            "budget_exceeded",
-            "insufficient_quota",
-            "insufficient_balance",
-            "insufficient_user_quota",
-            "billing_hard_limit_reached",
-            "payment_required",
-        }
-    ),
-)
-"""A spent balance, quota or budget, or an account in arrears: waiting will not help (a
-status of 429 or 500 says otherwise, and is wrong). Not "exceeded your current quota": Gemini
-says that of a per-minute free-tier limit, which passes (OpenAI's table reads it with its
-code)."""
+def _family(data: dict[str, Any]) -> Family:
+    """A ``Family`` from one ``[[families]]`` table of ``_families.toml``."""
+    pattern = data.get("pattern")
+    return Family(
+        data["name"],
+        data["code"],
+        data["retryable"],
+        frozenset(data["over"]),
+        tuple(data["words"]),
+        frozenset(name.lower() for name in data.get("ids", ())),
+        None if pattern is None else rule_pattern(pattern),
+        tuple(data.get("behind", ())),
+    )
 
-CONTENT_FILTER: Final = Family(
-    "content_filter",
-    "policy.content_filtered",
-    False,
-    _PLAIN | {"upstream.authentication_failed"},
-    (
-        "content filter",
-        "content_filter",
-        "content management policy",
-        "content policy",
-        "safety system",
-        "inappropriate content",
-        "data_inspection_failed",
-        "datainspectionfailed",
-        "sensitive content",
-        "considered high risk",
-        "content exists risk",
-        "new_sensitive",
-        "敏感内容",
-        "敏感信息",
-        "审核不通过",
-        "涉嫌违规",
-        "违规信息",
-        "高风险",
-    ),
-    frozenset(
-        {
-            "data_inspection_failed",
-            "datainspectionfailed",
-            "content_filter",
-            "sensitive_check_error",
-        }
-    ),
-)
-"""A content filter or moderation refused the input or the output (a 400, 403 or 500)."""
 
-CONTEXT: Final = Family(
-    "context",
-    "context.window_exceeded",
-    False,
-    _PLAIN,
-    # "too many tokens" alone also says an output limit was asked too high (Cohere's "too many
-    # tokens: max tokens must be less than or equal to 4096"): the family leaves it out
-    (*(word for word in CONTEXT_WORDS if word != "too many tokens"), *_MORE_CONTEXT),
-    frozenset({"context_length_exceeded", "tokens_too_long"}),
-    rule_pattern(CONTEXT_COUNT),
-    CONTEXT_COUNT_WORDS,
-)
-"""The input is over the context window (a 400, 413 or 500)."""
-
-AUTH: Final = Family(
-    "auth",
-    "upstream.authentication_failed",
-    False,
-    _PLAIN,
-    (
-        "invalid api key",
-        "incorrect api key",
-        "api key not found",
-        "api key not valid",
-        "api key is invalid",
-        "pass a valid api key",
-        "invalid_api_key",
-        "access token invalid",
-        "access token expired",
-        "invalid access token",
-        "authentication failed",
-        "authentication fails",
-        "鉴权失败",
-        "鉴权错误",
-        "认证失败",
-        "无效的令牌",
-    ),
-    frozenset({"invalid_api_key", "invalidapikey"}),
-)
-"""The key or token is wrong, missing or expired (a Gemini 400, a status-less envelope)."""
-
-MODEL_NOT_FOUND: Final = Family(
-    "model_not_found",
-    "upstream.invalid_request",
-    False,
-    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
-    ("model_not_found", "no such model", "unknown model", "模型不存在"),
-    frozenset({"model_not_found", "modelnotfound"}),
-    MODEL_MISSING.compiled(),
-    ("not found", "does not exist", "not exist"),
-)
-"""The model the request named does not exist here: a request to fix, not a server to
-wait for (a 404 with a server-error type, or no status)."""
-
-OVERLOAD: Final = Family(
-    "overload",
-    "upstream.overloaded",
-    True,
-    _PLAIN,
-    (
-        "overloaded",
-        "over capacity",
-        "at capacity",
-        "saturated",
-        "server is busy",
-        "service is busy",
-        "负载已饱和",
-        "服务忙",
-        "繁忙",
-        "访问量过大",
-        "服务容量不足",
-    ),
-    frozenset({"engine_overloaded", "overloaded_error"}),
-)
-"""The model or server is overloaded or at capacity: wait and retry (in words, or a 500)."""
-
-RATE_LIMIT: Final = Family(
-    "rate_limit",
-    "upstream.rate_limited",
-    True,
-    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
-    (
-        "rate limit",
-        "ratelimit",
-        "too many requests",
-        "request limit reached",
-        "requests per minute",
-        "enqueued token limit",  # OpenAI Batch: the organisation's queued tokens
-        "请求过多",
-        "请求过于频繁",
-        "频率超限",
-        "并发数过高",
-        "流控超限",
-        "限流",
-    ),
-    frozenset({"throttling", "throttling.ratequota", "throttling.allocationquota"}),
-)
-"""Too many requests, said in words where no status (or a server error's) came with them."""
-
-UNSUPPORTED: Final = Family(
-    "unsupported",
-    "upstream.invalid_request",
-    False,
-    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
-    (
-        "does not support tools",
-        "does not support tool",
-        "doesn't support tools",
-        "does not support function calling",
-        "tools are not supported",
-        "tool use is not supported",
-        "function calling is not supported",
-        "does not support images",
-        "does not support image input",
-        "does not support vision",
-    ),
-)
-"""The model lacks a capability the request asked for (tools, images): a request to change,
-not a server to wait for (Ollama sends it as a 400 typed ``api_error``)."""
-
-INVALID_ARGUMENT: Final = Family(
-    "invalid_argument",
-    "upstream.invalid_request",
-    False,
-    frozenset({"upstream.unavailable", "upstream.invalid_response"}),
-    ("client specified an invalid argument", "invalid argument", "invalid request:"),
-    # xAI puts gRPC's description of INVALID_ARGUMENT in its "code" member
-    frozenset({"invalid_argument", "client specified an invalid argument"}),
-)
-"""The server says the request itself is wrong, where no status (or a server error's type)
-came with it: gRPC's INVALID_ARGUMENT in words (xAI's ``{"code": "Client specified an
-invalid argument", ...}``), Cohere's ``invalid request: ...``."""
-
-UNREACHABLE: Final = Family(
-    "unreachable",
-    "upstream.unavailable",
-    True,
-    frozenset({"upstream.invalid_request", "upstream.invalid_response"}),
-    (
-        "upstream connect error",
-        "no healthy upstream",
-        "bad gateway",
-        "upstream request timeout",
-        "upstream timed out",
-        "failed to connect to upstream",
-        "apiconnectionerror",
-    ),
-)
-"""A gateway or proxy could not reach the model behind it (its own envelope, any status)."""
-
-FAMILIES: Final = (
-    BILLING,
-    CONTENT_FILTER,
-    CONTEXT,
-    AUTH,
-    MODEL_NOT_FOUND,
-    OVERLOAD,
-    RATE_LIMIT,
-    UNSUPPORTED,
-    INVALID_ARGUMENT,
-    UNREACHABLE,
-)
+FAMILIES: Final = tuple(_family(data) for data in _provider_files.families_data())
 """The families, first match wins: a spent balance that also says "rate limit" is a spent
-balance; a filter that names the context is a filter."""
+balance; a filter that names the context is a filter (their order in ``_families.toml``)."""
+_BY_NAME: Final = {family.name: family for family in FAMILIES}
+BILLING: Final = _BY_NAME["billing"]
+"""A spent balance, quota or budget, or an account in arrears (``_walls`` reads it too)."""
+CONTENT_FILTER: Final = _BY_NAME["content_filter"]
+CONTEXT: Final = _BY_NAME["context"]
+AUTH: Final = _BY_NAME["auth"]
+MODEL_NOT_FOUND: Final = _BY_NAME["model_not_found"]
+OVERLOAD: Final = _BY_NAME["overload"]
+RATE_LIMIT: Final = _BY_NAME["rate_limit"]
+UNSUPPORTED: Final = _BY_NAME["unsupported"]
+INVALID_ARGUMENT: Final = _BY_NAME["invalid_argument"]
+UNREACHABLE: Final = _BY_NAME["unreachable"]
 
 _OVERRIDABLE: Final = frozenset(code for family in FAMILIES for code in family.over)
 

@@ -35,20 +35,19 @@ from dataclasses import replace
 from typing import Any, Final
 
 from .._exceptions import HarnessError
-from .._from_exception import SDK, STAINLESS_CLASSES, facts_of, read_exception
+from .._from_exception import SDK, facts_of, read_exception
 from .._http_wire import short
 from .._registry import status_code
 from .._rules import (
-    CONTEXT_WORDS,
     Facts,
     StopRow,
-    Table,
     Usage,
     build,
     decide,
+    load_classes,
+    load_table,
     offered_names,
     read_usage,
-    rule,
     stop_error,
     tool_call_problem,
 )
@@ -79,112 +78,7 @@ _BILLING_IDS: Final = (
     "linked_organization_billing_unavailable",
 )
 
-TABLE: Final = Table(
-    # 1. the vendor's own specific type or code decides (a status-scoped wording first)
-    rule(
-        "upstream.rate_limited",
-        'status 429 saying "Too many tokens, please wait before trying again" (Bedrock\'s '
-        "`ThrottlingException` through `AnthropicBedrock`): a rate, not a context overflow",
-        retryable=True,
-        status=[429],
-        words=("please wait before trying again",),
-    ),
-    rule(
-        "upstream.rate_limited",
-        "a billing or spend-limit code: type `billing_error`, or `error.details.error_code` "
-        "`enforced_spend_limit_reached`, `contract_spend_limit_reached`, "
-        "`linked_organization_spend_limit_reached`, `linked_organization_billing_unavailable`",
-        retryable=False,
-        ids=_BILLING_IDS,
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "`error_code` `organization_on_hold` (disabled for trust and safety reasons)",
-        retryable=False,
-        ids=["organization_on_hold"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "type `authentication_error` or `permission_error`",
-        retryable=False,
-        ids=["authentication_error", "permission_error"],
-    ),
-    rule(
-        "upstream.overloaded",
-        "type `overloaded_error` (also mid-stream, where the status is 200) or `error_code` "
-        "`compaction_unavailable`",
-        retryable=True,
-        ids=["overloaded_error", "compaction_unavailable"],
-    ),
-    rule(
-        "upstream.rate_limited",
-        "type `rate_limit_error` (also `error_code` `ramp_limit_exceeded`, a cap on how "
-        "fast usage grows that the SDK says to wait out)",
-        retryable=True,
-        ids=["rate_limit_error"],
-    ),
-    rule(
-        "context.window_exceeded",
-        "type `request_too_large` without a status, as in a stream",
-        retryable=False,
-        ids=["request_too_large"],
-    ),
-    # 2. the message's words, for what a generic type leaves open
-    rule(
-        "context.window_exceeded",
-        'the message says the input is over the context window ("prompt is too long: N '
-        'tokens > M maximum", "input length and `max_tokens` exceed context limit")',
-        retryable=False,
-        words=CONTEXT_WORDS,
-    ),
-    rule(
-        "upstream.rate_limited",
-        'the message says the credits or a spend limit ran out ("Your credit balance is too '
-        'low", "You have reached your specified workspace API usage limits"), sent as a 400 '
-        "`invalid_request_error`",
-        retryable=False,
-        words=("credit balance is too low", "api usage limits"),
-    ),
-    rule(
-        "upstream.authentication_failed",
-        'the message says "This organization has been disabled" (sent as a 400 '
-        "`invalid_request_error`)",
-        retryable=False,
-        words=("organization has been disabled",),
-    ),
-    rule(
-        "upstream.overloaded",
-        "the message says it is overloaded, whatever the type (a 500 `api_error` whose "
-        "message is 'Overloaded')",
-        retryable=True,
-        words=("overloaded",),
-    ),
-    # 3. the HTTP status
-    rule(
-        "context.window_exceeded",
-        "status 413 or type `request_too_large`: the request is over the size limit "
-        "(Cloudflare answers it, without the `type: error` envelope); shrink the input",
-        retryable=False,
-        status=[413],
-    ),
-    rule("upstream.rate_limited", "status 402 (payment required)", retryable=False, status=[402]),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
-    rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
-    # 4. the generic types
-    rule(
-        "upstream.unavailable",
-        "type `api_error` (500) or `timeout_error` (504)",
-        retryable=True,
-        ids=["api_error", "timeout_error"],
-    ),
-    rule(
-        "upstream.invalid_request",
-        'type `invalid_request_error` or `not_found_error` (an unknown model says "model: <id>")',
-        retryable=False,
-        ids=["invalid_request_error", "not_found_error"],
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides.
 
 In four tiers: the vendor's own specific type or code (it says what happened), then the
@@ -193,15 +87,7 @@ generic types (``invalid_request_error``, ``api_error``, ...). A specific type i
 dictionary, so its message is never scanned.
 """
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    **STAINLESS_CLASSES,
-    "APIWebhookValidationError": ("upstream.invalid_response", False),
-    "RetryableError": ("upstream.unavailable", True),
-    "IdentityTokenFileError": ("upstream.authentication_failed", False),
-    "CredentialsError": ("upstream.authentication_failed", False),
-    "WorkloadIdentityError": ("upstream.authentication_failed", False),
-    "AnthropicError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 The first class of the exception's MRO found here decides. Every status class (``BadRequestError``

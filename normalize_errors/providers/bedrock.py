@@ -42,17 +42,16 @@ from .._exceptions import HarnessError
 from .._http_wire import body_text, lower_headers, parse_body, short
 from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
 from .._rules import (
-    CONTEXT_WORDS,
     Facts,
     StopRow,
-    Table,
     Usage,
     build,
     class_entry,
     decide,
+    load_classes,
+    load_table,
     offered_names,
     read_usage,
-    rule,
     stop_error,
     tool_call_problem,
 )
@@ -87,103 +86,10 @@ _AUTH_IDS: Final = (
     "invalidclienttokenid",
 )
 
-TABLE: Final = Table(
-    rule(
-        "context.window_exceeded",
-        "`ValidationException` or `ModelErrorException` whose message says the input is over "
-        'the context window ("Input is too long for requested model", "prompt is too long: N '
-        'tokens > M maximum", "too many input tokens")',
-        retryable=False,
-        ids=["validationexception", "modelerrorexception"],
-        words=CONTEXT_WORDS,
-    ),
-    rule(
-        "upstream.rate_limited",
-        '`ThrottlingException` over a daily quota ("Too many tokens per day, please wait '
-        'before trying again"): waiting seconds does not lift it',
-        retryable=False,
-        ids=["throttlingexception"],
-        words=("per day",),
-    ),
-    rule(
-        "upstream.rate_limited",
-        '`ThrottlingException` (429, "Too many requests/tokens, please wait before trying '
-        'again"), also mid-stream',
-        retryable=True,
-        ids=["throttlingexception"],
-    ),
-    rule(
-        "upstream.rate_limited",
-        "`ServiceQuotaExceededException`: over an account quota; the API reference says to "
-        "resubmit later",
-        retryable=True,
-        ids=["servicequotaexceededexception"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "`AccessDeniedException` (no access to the model or action), `ExpiredTokenException`, "
-        "`UnrecognizedClientException`, `InvalidSignatureException` and other signature codes",
-        retryable=False,
-        ids=_AUTH_IDS,
-    ),
-    rule(
-        "upstream.unavailable",
-        "`ModelNotReadyException` (the model is loading; the AWS SDK retries it), "
-        "`ModelTimeoutException` (408), `ServiceUnavailableException` (503), "
-        "`InternalServerException` (500), `ModelStreamErrorException` (mid-stream; the API "
-        "reference says to retry)",
-        retryable=True,
-        ids=[
-            "modelnotreadyexception",
-            "modeltimeoutexception",
-            "serviceunavailableexception",
-            "serviceunavailable",
-            "internalserverexception",
-            "internalfailure",
-            "modelstreamerrorexception",
-        ],
-    ),
-    rule(
-        "upstream.unavailable",
-        "`ModelErrorException` (424): the model failed on this request; sent again unchanged "
-        "it usually fails again",
-        retryable=False,
-        ids=["modelerrorexception"],
-    ),
-    rule(
-        "upstream.invalid_request",
-        "`ValidationException`, `ResourceNotFoundException` (an unknown model or inference "
-        "profile), `ConflictException`",
-        retryable=False,
-        ids=["validationexception", "resourcenotfoundexception", "conflictexception"],
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides."""
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    "EventStreamError": None,
-    "ClientError": None,
-    "ConnectTimeoutError": ("upstream.unavailable", True),
-    "ReadTimeoutError": ("upstream.unavailable", True),
-    "EndpointConnectionError": ("upstream.unavailable", True),
-    "ConnectionClosedError": ("upstream.unavailable", True),
-    "ProxyConnectionError": ("upstream.unavailable", True),
-    "SSLError": ("upstream.unavailable", True),
-    "HTTPClientError": ("upstream.unavailable", True),
-    "ResponseStreamingError": ("upstream.unavailable", True),
-    "NoCredentialsError": ("upstream.authentication_failed", False),
-    "PartialCredentialsError": ("upstream.authentication_failed", False),
-    "CredentialRetrievalError": ("upstream.authentication_failed", False),
-    "TokenRetrievalError": ("upstream.authentication_failed", False),
-    "UnauthorizedSSOTokenError": ("upstream.authentication_failed", False),
-    "SSOTokenLoadError": ("upstream.authentication_failed", False),
-    "NoAuthTokenError": ("upstream.authentication_failed", False),
-    "ParamValidationError": ("upstream.invalid_request", False),
-    # botocore.eventstream: the bytes of an event stream broke the encoding (a CRC, a length)
-    "ParserError": ("upstream.invalid_response", True),
-    "UndefinedModelAttributeError": None,
-    "BotoCoreError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """botocore exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 The first class of the exception's MRO found here decides. ``ClientError`` covers the typed

@@ -29,15 +29,14 @@ from .._exceptions import HarnessError
 from .._from_exception import SDK, facts_of, read_exception
 from .._http_wire import lower_headers, short
 from .._rules import (
-    CONTEXT_WORDS,
     Facts,
     StopRow,
-    Table,
     Usage,
     decide,
+    load_classes,
+    load_table,
     offered_names,
     read_usage,
-    rule,
     stop_error,
     tool_call_problem,
 )
@@ -60,56 +59,10 @@ __all__ = [
 
 NAME: Final = "cohere"
 
-TABLE: Final = Table(
-    rule(
-        "upstream.invalid_request",
-        '"too many tokens: max tokens must be less than or equal to N, the maximum output for '
-        "this model\": `max_tokens` is over the model's output limit, not the input over the "
-        "context window",
-        retryable=False,
-        words=("max tokens must be",),
-    ),
-    rule(
-        "context.window_exceeded",
-        'the message says the input is over the context window ("too many tokens: total '
-        'number of tokens in the prompt cannot exceed N - received M")',
-        retryable=False,
-        words=CONTEXT_WORDS,
-    ),
-    rule(
-        "upstream.rate_limited",
-        'a monthly limit ("limited to 1000 API calls / month"): waiting minutes does not lift it',
-        retryable=False,
-        words=("calls / month", "per month", "monthly limit"),
-    ),
-    rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
-    rule(
-        "upstream.rate_limited",
-        "status 402: the billing limit or a missing payment method; paying lifts it, waiting "
-        "does not",
-        retryable=False,
-        status=[402],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "status 498 (Cohere's invalid token) or 401/403",
-        retryable=False,
-        status=[401, 403, 498],
-    ),
-    rule(
-        "upstream.unavailable",
-        "status 499: the request was closed before Cohere answered",
-        retryable=True,
-        status=[499],
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides."""
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    "ParsingError": ("upstream.invalid_response", True),
-    "SSEError": ("upstream.invalid_response", True),
-    "ApiError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 Every status class (``BadRequestError`` ... ``GatewayTimeoutError``, ``InvalidTokenError``)

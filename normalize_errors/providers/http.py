@@ -49,7 +49,7 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, Table, add_upstream, build, decide, rule
+from .._rules import Facts, Rule, add_upstream, build, decide, load_classes, load_table, rule
 from .._safe_read import field, integer, qualname, text_of
 from .._stream_state import StreamState
 from . import PROVIDERS
@@ -84,72 +84,13 @@ _ENVELOPE_ROWS: Final[tuple[Rule, ...]] = tuple(
 """The documented codes of vendors' own envelopes (``_envelopes``), matched on the id
 ``<envelope>:<code>`` the reader gives such a body."""
 
-TABLE: Final = Table(
-    *_ENVELOPE_ROWS,
-    rule(
-        "upstream.overloaded",
-        "Envoy's 'reset reason: overflow': its circuit breaker shed the request (too many "
-        "pending or active requests)",
-        retryable=True,
-        words=("reset reason: overflow",),
-    ),
-    rule(
-        "upstream.unavailable",
-        "Envoy's 'upstream connect error or disconnect/reset before headers' (the server "
-        "behind it refused, reset or timed out)",
-        retryable=True,
-        words=("upstream connect error", "disconnect/reset before headers"),
-    ),
-    rule(
-        "upstream.unavailable",
-        "Cloudflare 520-527 and 530: the origin behind Cloudflare failed, refused or timed out",
-        retryable=True,
-        status=_CLOUDFLARE_ORIGIN,
-    ),
-    rule(
-        "upstream.invalid_response",
-        "a 1xx, 2xx or 3xx response read as an error: it reports no error",
-        retryable=False,
-        status=range(100, 400),
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping for responses of no known shape; otherwise the HTTP status decides."""
 
 _UNAVAILABLE: Final = ("upstream.unavailable", True)
 _INTERNAL: Final = ("harness.internal_error", False)
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    "HTTPStatusError": None,
-    "TimeoutException": _UNAVAILABLE,
-    "ConnectTimeout": _UNAVAILABLE,
-    "ReadTimeout": _UNAVAILABLE,
-    "WriteTimeout": _UNAVAILABLE,
-    "PoolTimeout": _UNAVAILABLE,
-    "NetworkError": _UNAVAILABLE,
-    "ConnectError": _UNAVAILABLE,
-    "ReadError": _UNAVAILABLE,
-    "WriteError": _UNAVAILABLE,
-    "CloseError": _UNAVAILABLE,
-    "RemoteProtocolError": _UNAVAILABLE,
-    "ProtocolError": _UNAVAILABLE,
-    "ProxyError": _UNAVAILABLE,
-    "ConnectionNotAvailable": _UNAVAILABLE,
-    "TransportError": _UNAVAILABLE,
-    "RequestError": _UNAVAILABLE,
-    "LocalProtocolError": _INTERNAL,
-    "UnsupportedProtocol": _INTERNAL,
-    "InvalidURL": _INTERNAL,
-    "CookieConflict": _INTERNAL,
-    "StreamError": _INTERNAL,
-    "StreamConsumed": _INTERNAL,
-    "StreamClosed": _INTERNAL,
-    "ResponseNotRead": _INTERNAL,
-    "RequestNotRead": _INTERNAL,
-    "DecodingError": ("upstream.invalid_response", True),
-    "TooManyRedirects": ("upstream.invalid_response", False),
-    "SSEError": ("upstream.invalid_response", True),
-    "HTTPError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """httpx/httpx2/httpcore class -> fixed (code, retryable), or ``None`` to read the response.
 
 The first class of the exception's MRO found here decides, so the most specific wins:

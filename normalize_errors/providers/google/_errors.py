@@ -19,15 +19,13 @@ from ..._patterns import (
     MAX_MESSAGE,
 )
 from ..._rules import (
-    CONTEXT_COUNT,
-    CONTEXT_COUNT_WORDS,
     Facts,
     Rule,
-    Table,
     build,
     class_entry,
     decide,
-    rule,
+    load_classes,
+    load_table,
 )
 from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._routing import declared
@@ -113,128 +111,7 @@ def _quota_rule(code: str, when: str, *, ids: Iterable[str]) -> Rule:
     return _QuotaRule(code, when, False, frozenset(), frozenset(i.lower() for i in ids), None)
 
 
-TABLE: Final = Table(
-    rule(
-        "upstream.authentication_failed",
-        "an ErrorInfo reason about the key, token, consumer or project: `API_KEY_INVALID` "
-        "(sent as a 400 `INVALID_ARGUMENT`), `API_KEY_SERVICE_BLOCKED`, "
-        "`CONSUMER_SUSPENDED`, `CREDENTIALS_MISSING`, `ACCESS_TOKEN_EXPIRED`, "
-        "`SERVICE_DISABLED`, `BILLING_DISABLED`, …",
-        retryable=False,
-        ids=_CREDENTIAL_REASONS,
-    ),
-    _quota_rule(
-        "upstream.rate_limited",
-        "`RESOURCE_EXHAUSTED` with a QuotaFailure violation whose quotaId is per day (or "
-        "per month): a daily quota cannot be waited out in seconds, whatever RetryInfo says",
-        ids=_RATE_IDS,
-    ),
-    rule(
-        "upstream.rate_limited",
-        "`RESOURCE_EXHAUSTED` whose message says `limit: 0`: the model has no free-tier "
-        "quota at all for this project",
-        retryable=False,
-        ids=_RATE_IDS,
-        words=("limit: 0",),
-        message=r"\blimit: 0\b",
-    ),
-    rule(
-        "upstream.rate_limited",
-        "`RESOURCE_EXHAUSTED` (429), or a rate-limit reason (`RATE_LIMIT_EXCEEDED`, "
-        "`rateLimitExceeded`): wait `RetryInfo.retryDelay`, else `Retry-After`, else the "
-        "message's 'Please retry in 38.96s'",
-        retryable=True,
-        ids=_RATE_IDS,
-    ),
-    rule(
-        "upstream.overloaded",
-        "`UNAVAILABLE` (503): the model is overloaded, also for 'Deadline expired before "
-        "operation could complete.' (a status of one meaning: it comes before the wordings)",
-        retryable=True,
-        ids=["UNAVAILABLE"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "the message says the API key is not valid or expired (a body without its "
-        "ErrorInfo, as the SDK's replay mode keeps it, or a Live API close reason)",
-        retryable=False,
-        words=("api key not valid", "api key expired", "api_key_invalid", "invalid api key"),
-    ),
-    rule("upstream.rate_limited", "status 429", retryable=True, status=[429]),
-    rule(
-        "upstream.rate_limited",
-        "the message says the quota is exceeded or the resource exhausted (a body without "
-        "its status, or a Live API close reason)",
-        retryable=True,
-        words=(
-            "exceeded your current quota",
-            "quota exceeded",
-            "resource exhausted",
-            "resource has been exhausted",
-        ),
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "`FAILED_PRECONDITION`: the account or project is refused, not the request: 'User "
-        "location is not supported for the API use.', the free tier is not available in "
-        "your country, billing is not enabled",
-        retryable=False,
-        ids=["FAILED_PRECONDITION"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "`UNAUTHENTICATED` (401) or `PERMISSION_DENIED` (403)",
-        retryable=False,
-        ids=["UNAUTHENTICATED", "PERMISSION_DENIED"],
-    ),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule(
-        "context.window_exceeded",
-        "the message says the input is over the context window: 'The input token count "
-        "(N) exceeds the maximum number of tokens allowed (M)' (limit from N and M)",
-        retryable=False,
-        words=CONTEXT_COUNT_WORDS,
-        message=CONTEXT_COUNT,
-    ),
-    rule(
-        "context.window_exceeded",
-        "'Request payload size exceeds the limit': the request is larger than the API "
-        "accepts; shrink it",
-        retryable=False,
-        words=("payload size exceeds the limit",),
-    ),
-    rule(
-        "upstream.overloaded",
-        "the message says the model is overloaded",
-        retryable=True,
-        words=("overloaded",),
-    ),
-    rule(
-        "upstream.unavailable",
-        "`DEADLINE_EXCEEDED` (504), `INTERNAL`, `UNKNOWN` or `DATA_LOSS` (500)",
-        retryable=True,
-        ids=["DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN", "DATA_LOSS"],
-    ),
-    rule(
-        "upstream.unavailable",
-        "`CANCELLED` (499): the server cancelled the call",
-        retryable=True,
-        ids=["CANCELLED"],
-    ),
-    rule(
-        "upstream.invalid_request",
-        "`ABORTED` or `ALREADY_EXISTS` (409): a conflict that may clear on a retry",
-        retryable=True,
-        ids=["ABORTED", "ALREADY_EXISTS"],
-    ),
-    rule(
-        "upstream.invalid_request",
-        "`INVALID_ARGUMENT`, `NOT_FOUND` (an unknown or retired model), `OUT_OF_RANGE` or "
-        "`UNIMPLEMENTED`",
-        retryable=False,
-        ids=["INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE", "UNIMPLEMENTED"],
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides."""
 
 CLOSE_CODES: Final[dict[int, tuple[str, bool]]] = {
@@ -246,34 +123,7 @@ CLOSE_CODES: Final[dict[int, tuple[str, bool]]] = {
 1007 (invalid data) and 1008 (policy violation) reject the request, 1013 asks to try again
 later; any other close code is ``upstream.unavailable``, retryable."""
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    # google.genai.errors
-    "APIError": None,
-    "ClientError": None,
-    "ServerError": None,
-    "UnknownApiResponseError": ("upstream.invalid_response", True),
-    "FunctionInvocationError": ("tool.execution_failed", False),
-    "UnknownFunctionCallArgumentError": ("output.invalid_tool_arguments", False),
-    "UnsupportedFunctionError": ("harness.internal_error", False),
-    "ContinuationInterruptedError": ("upstream.unavailable", True),
-    # elsewhere in the SDK
-    "ContinuationTimeoutError": ("upstream.unavailable", True),
-    "EphemeralTokenAPIKeyError": ("upstream.authentication_failed", False),
-    "MissingStreamClassError": ("harness.internal_error", False),
-    # the generated Interactions client (3.x), normally translated by the SDK itself
-    "GenAiError": None,
-    "ResponseValidationError": ("upstream.invalid_response", True),
-    "NoResponseError": ("upstream.unavailable", True),
-    # the Interactions API hierarchy
-    "interactions.APIStatusError": None,
-    "interactions.APIResponseValidationError": ("upstream.invalid_response", True),
-    "interactions.APITimeoutError": ("upstream.unavailable", True),
-    "interactions.APIWebSocketError": None,
-    "interactions.APIConnectionError": ("upstream.unavailable", True),
-    "interactions.StreamAlreadyConsumed": ("harness.internal_error", False),
-    "interactions.APIError": None,
-    "interactions.GeminiNextGenAPIClientError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 The first class of the exception's MRO found here decides. Classes of the Interactions

@@ -9,19 +9,17 @@ from typing import Any, Final
 
 from ..._exceptions import HarnessError
 from ..._from_exception import SDK as _SDK
-from ..._from_exception import STAINLESS_CLASSES, facts_of, message_of, read_exception
+from ..._from_exception import facts_of, message_of, read_exception
 from ..._http_wire import short
 from ..._rules import (
-    CONTEXT_COUNT,
-    CONTEXT_COUNT_WORDS,
-    CONTEXT_WORDS,
     Facts,
     Table,
     add_upstream,
     build,
     classify,
     decide,
-    rule,
+    load_classes,
+    load_table,
     with_stated_status,
 )
 from ..._safe_read import field, integer, text_of
@@ -106,216 +104,7 @@ _SERVER_IDS: Final = (
     "api_error",
 )
 
-TABLE: Final = Table(
-    # 1. the vendor's own specific code decides (one wording first: a request over the
-    #    per-minute limit comes with `rate_limit_exceeded` but waiting cannot help)
-    rule(
-        "context.window_exceeded",
-        "code `context_length_exceeded` (or `string_above_max_length`, llama.cpp's "
-        "`exceed_context_size_error`, whose `n_ctx` and `n_prompt_tokens` fill `limit`)",
-        retryable=False,
-        ids=("context_length_exceeded", "string_above_max_length", "exceed_context_size_error"),
-    ),
-    rule(
-        "context.window_exceeded",
-        "'Request too large … per min': one request is larger than the per-minute token "
-        "limit, so waiting cannot help; shrink it",
-        retryable=False,
-        words=("request too large for",),
-    ),
-    rule(
-        "upstream.rate_limited",
-        "a quota or billing code: `insufficient_quota`, `billing_hard_limit_reached`, …",
-        retryable=False,
-        ids=_QUOTA_IDS,
-    ),
-    rule(
-        "policy.content_filtered",
-        "a content filter or safety system blocked it: `content_filter` (Azure "
-        "`ResponsibleAIPolicyViolation`), `content_policy_violation`, `invalid_prompt`, …",
-        retryable=False,
-        ids=_FILTER_IDS,
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "a key, organization or region code: `invalid_api_key`, "
-        "`unsupported_country_region_territory`, …",
-        retryable=False,
-        ids=_AUTH_IDS,
-    ),
-    rule(
-        "upstream.rate_limited",
-        "a rate-limit code (`rate_limit_exceeded`, OpenRouter's `429`, …), also without a status, "
-        "as in a stream",
-        retryable=True,
-        ids=_RATE_IDS,
-    ),
-    rule(
-        "tool.timeout",
-        "Responses API `vector_store_timeout` (the file search tool timed out)",
-        retryable=True,
-        ids=["vector_store_timeout"],
-    ),
-    # FastChat's ErrorCode numbers (fastchat/constants.py), kept by the OpenAI-compatible
-    # servers built on it: {"object": "error", "message": ..., "code": 40301}
-    rule(
-        "context.window_exceeded",
-        "FastChat `40303` (CONTEXT_OVERFLOW)",
-        retryable=False,
-        ids=["40303"],
-    ),
-    rule(
-        "upstream.invalid_request",
-        "FastChat `40001` (VALIDATION_TYPE_ERROR), `40301` (INVALID_MODEL: a model it does not "
-        "serve), `40302` (PARAM_OUT_OF_RANGE)",
-        retryable=False,
-        ids=["40001", "40301", "40302"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "FastChat `40101`, `40102` (an invalid or incorrect key), `40103` (NO_PERMISSION)",
-        retryable=False,
-        ids=["40101", "40102", "40103"],
-    ),
-    rule(
-        "upstream.rate_limited",
-        "FastChat `42902` (QUOTA_EXCEEDED)",
-        retryable=False,
-        ids=["42902"],
-    ),
-    rule("upstream.rate_limited", "FastChat `42901` (RATE_LIMIT)", retryable=True, ids=["42901"]),
-    rule(
-        "upstream.overloaded",
-        "FastChat `42903` (ENGINE_OVERLOADED)",
-        retryable=True,
-        ids=["42903"],
-    ),
-    # 2. the message's words, for servers whose code says nothing specific
-    rule(
-        "context.window_exceeded",
-        "the message says the input is over the context window (OpenAI, vLLM, DeepSeek, "
-        "Mistral, Groq wording)",
-        retryable=False,
-        words=CONTEXT_WORDS,
-    ),
-    rule(
-        "context.window_exceeded",
-        "the message puts a count between the words: 'input token count (N) exceeds the "
-        "maximum', 'exceeds the max tokens', 'too large for model with N maximum context'",
-        retryable=False,
-        words=CONTEXT_COUNT_WORDS,
-        message=CONTEXT_COUNT,
-    ),
-    rule(
-        "upstream.rate_limited",
-        "the message says the quota, balance or credits ran out, or the account is suspended "
-        "over its spending limit or unpaid invoices (Fireworks answers that with a 412)",
-        retryable=False,
-        words=(
-            "insufficient balance",
-            "insufficient credit",
-            "insufficient quota",
-            "exceeded your current quota",
-            "credit limit",
-            "out of credits",
-            "more credits",
-            "monthly spending limit",
-            "past invoices",
-        ),
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "no API key was given",
-        retryable=False,
-        words=(
-            "api_key client option must be set",
-            "didn't provide an api key",
-            "no api key provided",
-            "missing bearer",
-            "missing api key",
-            "missing credentials",
-        ),
-    ),
-    rule(
-        "upstream.overloaded",
-        "the message says the model or server is overloaded",
-        retryable=True,
-        words=("overloaded",),
-    ),
-    rule(
-        "output.unknown_tool",
-        "the provider refused a call to a tool the request did not offer (Groq: 'attempted "
-        "to call tool … which was not in request.tools', 'Tool choice is none, but model "
-        "called a tool'); the tool's name goes to `location`, and `model_feedback` says so",
-        words=("which was not in request.tools", "tool choice is none, but model called"),
-    ),
-    rule(
-        "output.invalid_tool_arguments",
-        "the provider refused the arguments of a tool call (Groq: 'parameters for tool X did "
-        "not match schema'); the schema errors go to `model_feedback`",
-        words=("did not match schema",),
-    ),
-    rule(
-        "output.malformed",
-        "a required tool call never came (Groq: 'Tool choice is required, but model did not "
-        "call a tool')",
-        words=("tool choice is required, but model did not",),
-    ),
-    rule(
-        "output.malformed",
-        "code `tool_use_failed` otherwise: the model's tool call could not be parsed; what it "
-        "wrote (`failed_generation`) is quoted in `model_feedback`",
-        ids=["tool_use_failed"],
-    ),
-    rule(
-        "upstream.authentication_failed",
-        "a 400 whose message says the key is wrong (xAI answers 'Incorrect API key provided' "
-        "with a 400, not a 401)",
-        retryable=False,
-        status=[400],
-        words=(
-            "incorrect api key",
-            "invalid api key",
-            "api key invalid",
-            "api key is invalid",
-            "api key not valid",
-            "api key is not valid",
-            "invalid x-api-key",
-        ),
-    ),
-    rule(
-        "upstream.unavailable",
-        "a 500 from a local server that needs more memory than the machine has (Ollama 'model "
-        "requires more system memory (7.3 GiB) than is available'): waiting will not free it",
-        retryable=False,
-        status=[500],
-        words=(
-            "system memory",
-            "gpu memory",
-            "video memory",
-            "more memory than",
-            "not enough memory",
-        ),
-    ),
-    # 3. the HTTP status
-    rule("upstream.rate_limited", "status 402 (credits or balance)", retryable=False, status=[402]),
-    rule("upstream.authentication_failed", "status 401 or 403", status=[401, 403]),
-    rule("upstream.overloaded", "status 529", retryable=True, status=[529]),
-    rule("upstream.rate_limited", "status 429", status=[429]),
-    # 4. the generic codes and types (`invalid_request_error`, `server_error`, ...)
-    rule(
-        "upstream.invalid_request",
-        "an invalid-request code: `model_not_found`, `DeploymentNotFound`, "
-        "`invalid_request_error`, image errors, …",
-        ids=_REQUEST_IDS,
-    ),
-    rule(
-        "upstream.unavailable",
-        "a server-error code (`server_error`, …)",
-        retryable=True,
-        ids=_SERVER_IDS,
-    ),
-)
+TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides.
 
 In four tiers: the vendor's own specific code (it says what happened), then the message's
@@ -324,30 +113,7 @@ the generic codes and types. A specific code is found by dictionary, so its mess
 scanned for one wording at most.
 """
 
-CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
-    **STAINLESS_CLASSES,
-    "LengthFinishReasonError": ("output.truncated", False),
-    "ContentFilterFinishReasonError": ("policy.content_filtered", False),
-    "OAuthError": ("upstream.authentication_failed", False),
-    "SubjectTokenProviderError": ("upstream.authentication_failed", False),
-    "WebSocketConnectionClosedError": ("upstream.unavailable", True),
-    "WebSocketQueueFullError": ("upstream.unavailable", True),
-    "InvalidWebhookSignatureError": ("upstream.invalid_response", False),
-    "OpenAIError": None,
-    # the bases of the other Stainless-generated SDKs, and together's own client-side errors
-    "GroqError": None,
-    "TogetherError": None,
-    "CerebrasError": None,
-    "FireworksError": None,
-    "DownloadError": ("upstream.unavailable", True),
-    "FileTypeError": ("upstream.invalid_request", False),
-    # mistralai (Speakeasy): status, raw body text and headers on every HTTP error
-    "HTTPValidationError": ("upstream.invalid_request", False),
-    "ResponseValidationError": ("upstream.invalid_response", True),
-    "NoResponseError": ("upstream.unavailable", True),
-    "SDKError": None,
-    "MistralError": None,
-}
+CLASSES: Final = load_classes(NAME)
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 The first class of the exception's MRO found here, in the SDK's own modules, decides; a test
