@@ -20,7 +20,8 @@ Subcommands:
   reads the text) and print its problem object as JSON; standard error names the form read.
   Exit status 2 when the input cannot be read, 3 when it holds nothing a provider sends for
   a failure (``CLASSIFY_HELP``).
-* ``corpus [--split S] [--kind K] [--provider P] [--json]``: the score on the corpus.
+* ``corpus [--split S] [--kind K] [--provider P] [--json] [--leave-one-provider-out]``: the
+  score on the corpus (with each provider's own rows switched off: see ``corpus``).
 
 Standard output holds the answer only; a refusal (an unknown code, provider or file) is one
 line on standard error, with exit status 2.
@@ -614,9 +615,12 @@ def _corpus(args: argparse.Namespace, out: TextIO) -> int:
         cases = [c for c in cases if c.kind == args.kind]
     if args.provider:
         cases = [c for c in cases if c.provider == args.provider]
-    result = corpus.score(cases)
+    lopo = args.leave_one_provider_out
+    result = corpus.leave_one_provider_out(cases) if lopo else corpus.score(cases)
+    mean = round(100 * result.mean_by_provider, 1)
     if args.json:
-        out.write(json.dumps({"split": args.split, **result.to_dict()}) + "\n")
+        shown = {"split": args.split, "leave_one_provider_out": lopo, "mean_by_provider": mean}
+        out.write(json.dumps({**shown, **result.to_dict()}) + "\n")
         return 0
 
     def share(right: int, total: int) -> str:
@@ -639,6 +643,10 @@ def _corpus(args: argparse.Namespace, out: TextIO) -> int:
     out.write(
         f"corpus {corpus.version()}, split {args.split}: {share(result.right, result.total)} right"
         f", {len(misses)} missed\n"
+    )
+    out.write(
+        f"{'leaving each provider out, ' if lopo else ''}mean over the "
+        f"{len(result.by_provider)} providers: {mean}%\n"
     )
     return 0
 
@@ -692,6 +700,11 @@ def _parser() -> argparse.ArgumentParser:
     scored.add_argument("--kind", choices=["http", "response", "stream_event"])
     scored.add_argument("--provider", help="only this provider's cases (openai, vllm, ...)")
     scored.add_argument("--json", action="store_true", help="print the score as one JSON object")
+    scored.add_argument(
+        "--leave-one-provider-out",
+        action="store_true",
+        help="read each provider's cases with its own rows switched off (providers/<name>.toml)",
+    )
     _COMMANDS.update(
         corpus=_corpus,
         codes=_codes,

@@ -53,6 +53,7 @@ __all__ = [
     "in_holdout",
     "judge",
     "known_misses",
+    "leave_one_provider_out",
     "load",
     "run",
     "score",
@@ -154,6 +155,13 @@ class Score:
     by_kind: dict[str, Tally] = field(default_factory=dict)
     by_provider: dict[str, Tally] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
+
+    @property
+    def mean_by_provider(self) -> float:
+        """The mean over providers of each provider's share of right answers (each provider
+        counts once, however many cases it has): 0.0 with no case."""
+        shares = [t.right / t.total for t in self.by_provider.values() if t.total]
+        return sum(shares) / len(shares) if shares else 0.0
 
     @property
     def misses(self) -> list[Result]:
@@ -339,4 +347,34 @@ def score(cases: Iterable[Case]) -> Score:
             tally.right += result.right
         total.total += 1
         total.right += result.right
+    return total
+
+
+def leave_one_provider_out(cases: Iterable[Case]) -> Score:
+    """``score``, each provider's cases read with that provider's own rows switched off.
+
+    For each provider with cases, the rows of its data file (``providers/<name>.toml``, found
+    by its name or one of the file's ``aliases``) and every row that names it among its
+    ``vendors`` are passed over (``_rules.leaving_out``): what reads its failures is the other
+    providers' rows, the shared families of wording and the status's default, as for the next
+    provider nobody has written a row for. ``mean_by_provider`` of the result is the figure
+    to watch. Exception classes play no part (a case is a response, not an exception).
+    """
+    from .._rules import leaving_out
+
+    groups: dict[str, list[Case]] = {}
+    for case in cases:
+        groups.setdefault(case.provider, []).append(case)
+    total = Score()
+    for provider, group in sorted(groups.items()):
+        with leaving_out(provider):
+            part = score(group)
+        total.results += part.results
+        total.by_provider[provider] = Tally(part.right, part.total)
+        for kind, tally in part.by_kind.items():
+            mine = total.by_kind.setdefault(kind, Tally())
+            mine.right += tally.right
+            mine.total += tally.total
+        total.right += part.right
+        total.total += part.total
     return total
