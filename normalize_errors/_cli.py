@@ -641,12 +641,12 @@ def _corpus(args: argparse.Namespace, out: TextIO) -> int:
         fitted_table(rows, out, _width())
         out.write("\n")
     out.write(
-        f"corpus {corpus.version()}, split {args.split}: {share(result.right, result.total)} right"
-        f", {len(misses)} missed\n"
-    )
-    out.write(
         f"{'leaving each provider out, ' if lopo else ''}mean over the "
         f"{len(result.by_provider)} providers: {mean}%\n"
+    )
+    out.write(
+        f"corpus {corpus.version()}, split {args.split}: {share(result.right, result.total)} right"
+        f", {len(misses)} missed\n"
     )
     return 0
 
