@@ -13,6 +13,8 @@ against ``providers/schema.json`` by the tests:
   read by ``openai``, a gateway read by ``http``), that adapter: its rows join that adapter's
   table (``_rules.load_table``) at the end of their tier's block;
 - ``aliases``: the other names its failures go by (the corpus's ``provider`` names);
+- ``rate_headers``, ``metadata_resets``, ``day_zone``: how it states its rate limits and when
+  a limit comes back (``_walls`` reads them);
 - ``_families.toml``: the families of wording shared by every provider, and the word lists
   and patterns that rows name (``words_of``, ``pattern_of``);
 - ``_stainless.toml``: the exception classes every Stainless-generated SDK raises, which a
@@ -30,7 +32,18 @@ from typing import Any
 
 import tomllib
 
-__all__ = ["families_data", "folder", "names", "read", "read_by", "shared_pattern", "shared_words"]
+__all__ = [
+    "day_zones",
+    "families_data",
+    "folder",
+    "metadata_resets",
+    "names",
+    "rate_headers",
+    "read",
+    "read_by",
+    "shared_pattern",
+    "shared_words",
+]
 
 
 def folder() -> Path:
@@ -82,3 +95,27 @@ def shared_pattern(name: str) -> str:
 def families_data() -> list[dict[str, Any]]:
     """The families of wording, in the order they are asked."""
     return list(read("_families")["families"])
+
+
+def rate_headers() -> tuple[tuple[str | None, str, str, str, str], ...]:
+    """Every file's rate-limit header families, one per budget, in file-name order:
+    ``(scope or None, limit header, remaining header, reset header, the reset's format)``."""
+    return tuple(
+        (row.get("scope"), row["limit"], row["remaining"], row["reset"], row["format"])
+        for name in names()
+        for row in read(name).get("rate_headers", ())
+    )
+
+
+def metadata_resets() -> tuple[tuple[str, str], ...]:
+    """Resets stated as members of an error's metadata: ``(member, format)``."""
+    return tuple(
+        (row["name"], row["format"])
+        for name in names()
+        for row in read(name).get("metadata_resets", ())
+    )
+
+
+def day_zones() -> dict[str, str]:
+    """Provider -> the zone whose midnight ends its day, where the file states one."""
+    return {name: read(name)["day_zone"] for name in names() if "day_zone" in read(name)}

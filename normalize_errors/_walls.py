@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final
 
+from . import _provider_files
 from ._calendar import (
     PACIFIC,
     Now,
@@ -65,26 +66,8 @@ __all__ = ["DAY_ZONES", "RATE_HEADERS", "Budget", "Now", "budgets_of", "quota_of
 
 # -- what each provider sends, as data ------------------------------------------------------------
 
-RATE_HEADERS: Final = (
-    # (scope, limit header, remaining header, reset header, the reset's format)
-    ("requests", "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests",
-     "x-ratelimit-reset-requests", "duration"),
-    ("tokens", "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
-     "x-ratelimit-reset-tokens", "duration"),
-    ("requests", "anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining",
-     "anthropic-ratelimit-requests-reset", "instant"),
-    ("tokens", "anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining",
-     "anthropic-ratelimit-tokens-reset", "instant"),
-    ("input_tokens", "anthropic-ratelimit-input-tokens-limit",
-     "anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset",
-     "instant"),
-    ("output_tokens", "anthropic-ratelimit-output-tokens-limit",
-     "anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset",
-     "instant"),
-    (None, "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "epoch"),
-    (None, "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "epoch"),
-)  # fmt: skip
-"""The rate-limit header families, one row per budget. Sources:
+RATE_HEADERS: Final = _provider_files.rate_headers()
+"""The rate-limit header families, one row per budget (the files' ``rate_headers``). Sources:
 
 - ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``: OpenAI's rate-limits guide
   ("Rate limits in headers": the reset is a duration, ``1s``, ``6m0s``; the time until the
@@ -102,7 +85,7 @@ RATE_HEADERS: Final = (
   or epoch seconds as GitLab sends), read by the same rule.
 """
 
-METADATA_RESETS: Final = (("quotaResetTimeStamp", "instant"), ("quotaResetDelay", "duration"))
+METADATA_RESETS: Final = _provider_files.metadata_resets()
 """Resets a provider states as members of its error's metadata, and their formats: Google's
 Cloud Code backend (cloudcode-pa.googleapis.com) puts ``quotaResetTimeStamp`` (an RFC 3339
 instant) and ``quotaResetDelay`` (a duration) in the ``ErrorInfo`` metadata of its 429, with
@@ -114,7 +97,7 @@ remaining quota ``r`` and the seconds ``t`` until it comes back, per policy) and
 ``RateLimit-Policy: "default";q=100;w=60`` (the quota ``q`` per window of ``w`` seconds, in
 the unit ``qu``: ``requests`` by default), each a Structured Fields list."""
 
-DAY_ZONES: Final = {"google": "America/Los_Angeles"}
+DAY_ZONES: Final = _provider_files.day_zones()
 """The zone whose midnight ends a provider's day, where it is not UTC. Gemini's rate-limits
 page: "Requests per day (RPD) quotas reset at midnight Pacific time"."""
 
