@@ -3,16 +3,14 @@ dependency groups the project's own work installs, and one command per chore."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def pyproject() -> dict[str, Any]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     data: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return data
 
