@@ -36,11 +36,6 @@ from normalize_errors._facade import diagnose_stream
 from normalize_errors._replay_calls import http_library
 from normalize_errors.bindings.http import read_problem
 
-if sys.version_info >= (3, 11):
-    from builtins import ExceptionGroup
-else:  # pragma: no cover - Python 3.10
-    from exceptiongroup import ExceptionGroup
-
 SIZES = (10_000, 100_000, 1_000_000)
 PROBLEM = "https://agenterrors.org/problems/harness-error"
 

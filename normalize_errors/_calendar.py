@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 import time
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 __all__ = [
@@ -60,18 +60,14 @@ def instant(value: str) -> float | None:
     text = value.strip()[:64]
     if len(text) < 10 or not text[:4].isdigit():
         return http_date(text)
-    if text[-1:] in "zZ":
+    if text[-1:] in "zZ":  # RFC 3339 allows "z", which fromisoformat refuses
         text = text[:-1] + "+00:00"
-    head, dot, rest = text.partition(".")
-    if dot:  # Python 3.10 reads 3 or 6 digits of a fraction only: make it 6
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        text = head + "." + (rest[:digits] + "000000")[:6] + rest[digits:]
     try:
         found = datetime.fromisoformat(text.replace("t", "T", 1) if "t" in text else text)
     except ValueError:
         return None
     if found.tzinfo is None:
-        found = found.replace(tzinfo=timezone.utc)
+        found = found.replace(tzinfo=UTC)
     return found.timestamp()
 
 
@@ -102,7 +98,7 @@ def provider_now(headers: Mapping[str, str], now: float | None = None) -> Now:
 def _zone(name: str) -> Any:
     """The ``tzinfo`` of ``name``, or ``None`` where the zone database lacks it."""
     if name == "UTC":
-        return timezone.utc
+        return UTC
     try:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
     except ImportError:  # pragma: no cover - Python 3.9 and older are not supported
@@ -134,14 +130,14 @@ def local_time(now: float, zone: str) -> tuple[datetime, Any]:
     if tz is not None:
         return datetime.fromtimestamp(now, tz), tz
     offset = _pacific_offset(now) if zone == PACIFIC else 0.0
-    return datetime.fromtimestamp(now + offset, timezone.utc).replace(tzinfo=None), None
+    return datetime.fromtimestamp(now + offset, UTC).replace(tzinfo=None), None
 
 
 def epoch_of(local: datetime, tz: Any, zone: str) -> float:
     """Epoch seconds of a wall-clock time made by ``_local``."""
     if tz is not None:
         return local.replace(tzinfo=tz).timestamp()
-    naive = local.replace(tzinfo=timezone.utc).timestamp()
+    naive = local.replace(tzinfo=UTC).timestamp()
     if zone != PACIFIC:
         return naive
     guess = naive + 8 * 3600.0  # standard time, then the offset at that instant

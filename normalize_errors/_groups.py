@@ -109,12 +109,14 @@ def through_chain(
 
 
 def group_type(cls: type) -> bool:
-    """Whether ``cls`` is an exception group (builtin, or the ``exceptiongroup`` backport)."""
+    """Whether ``cls`` is an exception group: the builtin, or a library's own class named so
+    that is no subclass of it (anyio 3's ``ExceptionGroup`` is a ``BaseException`` with an
+    ``exceptions`` list)."""
     return any(k.__name__.endswith("ExceptionGroup") for k in cls.__mro__)
 
 
 def group_members(exc: BaseException) -> list[BaseException] | None:
-    """The members of an exception group (builtin, or the ``exceptiongroup`` backport)."""
+    """The members of an exception group (see ``group_type``), ``None`` when it holds none."""
     if not group_type(type(exc)):
         return None
     members = getattr(exc, "exceptions", None)

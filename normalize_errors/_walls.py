@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from . import _provider_files
@@ -442,11 +442,11 @@ def _clock(text: str, at: int, now: Now, zone: str) -> float | None:
         digits = offset[1:].replace(":", "")
         hours, minutes = (digits[:-2], digits[-2:]) if len(digits) > 2 else (digits, "0")
         shift = sign * (int(hours) * 3600 + int(minutes) * 60)
-        local = datetime.fromtimestamp(now.at + shift, timezone.utc).replace(tzinfo=None)
+        local = datetime.fromtimestamp(now.at + shift, UTC).replace(tzinfo=None)
         wanted = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
         if wanted <= local:
             wanted += timedelta(days=1)
-        return wanted.replace(tzinfo=timezone.utc).timestamp() - shift
+        return wanted.replace(tzinfo=UTC).timestamp() - shift
     local, tz = local_time(now.at, zone)
     naive = local.replace(tzinfo=None)
     wanted = naive.replace(hour=hour, minute=minute, second=0, microsecond=0)
@@ -465,7 +465,7 @@ def _dated(match: Any) -> float | None:
             int(match["h"] or 0),
             int(match["mi"] or 0),
             int(match["s"] or 0),
-            tzinfo=timezone.utc,
+            tzinfo=UTC,
         )
     except ValueError:
         return None

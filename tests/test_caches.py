@@ -13,7 +13,6 @@ reads the characters of a text, whatever its class says about them.
 from __future__ import annotations
 
 import gc
-import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -33,11 +32,6 @@ genai_errors = pytest.importorskip("google.genai.errors")
 boto3 = pytest.importorskip("boto3")
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
 Stubber = pytest.importorskip("botocore.stub").Stubber
-
-if sys.version_info >= (3, 11):
-    from builtins import ExceptionGroup
-else:  # pragma: no cover - the backport
-    from exceptiongroup import ExceptionGroup
 
 CLASSES = 2000
 KEY = "sk-proj-Q1w2E3r4T5y6U7i8O9p0AaSsDdFfGgHhJjKkLlZzXxCcVvBbNnMm_-q1W2e3R4"  # made up

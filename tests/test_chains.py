@@ -3,8 +3,6 @@ that picks an exception group's error."""
 
 from __future__ import annotations
 
-import sys
-
 import openai
 
 from normalize_errors import HarnessError, normalize
@@ -12,11 +10,6 @@ from normalize_errors._groups import MAX_CHAIN
 from normalize_errors._replay_calls import http_library
 
 from .support import raised, valid
-
-if sys.version_info >= (3, 11):
-    from builtins import BaseExceptionGroup, ExceptionGroup
-else:  # pragma: no cover - the backport
-    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
 
 
 class Wrapper(Exception):
@@ -162,6 +155,23 @@ def test_a_group_past_its_budget_reads_only_first_members() -> None:
     err = valid(normalize(ExceptionGroup("top", groups)))
     assert err.code == "upstream.unavailable"
     assert 0 < len(err.causes) <= 16
+
+
+def test_a_library_group_that_is_no_builtin_group_is_read_through_its_members() -> None:
+    """A library's own group class, no subclass of the builtin (anyio 3's ``ExceptionGroup``
+    is a ``BaseException`` holding an ``exceptions`` list: made here in that shape), is read
+    as a group: its most telling member answers and the other is kept in ``causes``."""
+
+    class TaskExceptionGroup(BaseException):
+        def __init__(self, exceptions: list[BaseException]) -> None:
+            super().__init__()
+            self.exceptions = exceptions
+
+    group = TaskExceptionGroup([TimeoutError("slow"), rate_limit()])
+    err = valid(normalize(group))
+    assert (err.code, err.retryable) == ("upstream.rate_limited", True)
+    assert err.__cause__ is group
+    assert [c.code for c in err.causes] == ["upstream.unavailable"]
 
 
 def test_a_group_like_class_without_members_is_an_unknown_exception() -> None:

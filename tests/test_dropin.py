@@ -13,7 +13,6 @@ import importlib
 import inspect
 import json
 import pickle
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -585,11 +584,6 @@ def test_the_harness_class_behind_a_drop_in_class() -> None:
 def test_an_exception_group_raised_through_normalized_gives_a_typed_error() -> None:
     """An exception group cannot be a drop-in (its ``__new__`` needs its members): the
     plain harness error of its member is raised from the group, never a ``TypeError``."""
-    if sys.version_info >= (3, 11):
-        from builtins import ExceptionGroup
-    else:  # pragma: no cover - the backport
-        from exceptiongroup import ExceptionGroup
-
     group = ExceptionGroup("grouped", [TimeoutError("slow")])
     err = typed_error(group)
     assert type(err) is type(err.problem)

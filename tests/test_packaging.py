@@ -3,16 +3,15 @@ dependency groups the project's own work installs, and one command per chore."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def pyproject() -> dict[str, Any]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     data: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return data
 
@@ -45,6 +44,33 @@ def test_users_are_offered_no_test_bench_or_tool_extras() -> None:
     typecheck = " ".join(groups["typecheck"])
     assert "mypy" in typecheck
     assert "pyright" in typecheck
+
+
+def test_the_pythons_declared_are_the_pythons_ci_runs() -> None:
+    """``requires-python`` is 3.11 or newer (3.10 reached end of life in October 2026); the
+    classifiers name exactly the minor versions .ci/run installs the package on, the oldest of
+    them the floor; the tools check code for the floor; no dependency is marked for a Python
+    below it."""
+    data = pyproject()
+    project = data["project"]
+    assert project["requires-python"] == ">=3.11"
+    declared = {
+        c.rpartition(" :: ")[2]
+        for c in project["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    }
+    ci = set(re.findall(r"python_of (3\.\d+)", (ROOT / ".ci" / "run").read_text(encoding="utf-8")))
+    assert declared == ci == {"3.11", "3.12", "3.13"}
+    assert data["tool"]["mypy"]["python_version"] == "3.11"
+    assert data["tool"]["ruff"]["target-version"] == "py311"
+    groups = data["dependency-groups"]
+    markers = [
+        item
+        for group in groups.values()
+        for item in group
+        if isinstance(item, str) and "python_version" in item
+    ]
+    assert [m for m in markers if re.search(r"python_version\s*<=?\s*['\"]3\.1[01]['\"]", m)] == []
 
 
 def test_the_makefile_has_one_target_per_chore_and_ci_calls_it() -> None:

@@ -27,11 +27,6 @@ from normalize_errors._cli import main
 
 from .support import needs
 
-if sys.version_info >= (3, 11):
-    from builtins import ExceptionGroup
-else:  # pragma: no cover - the backport
-    from exceptiongroup import ExceptionGroup
-
 SCRIPT = Path(sys.executable).with_name("normalize-errors")
 NE = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "normalize_errors"]
 """The console script as a user runs it (``python -m`` where it is not beside Python)."""
@@ -341,7 +336,6 @@ LEAKS = (
 """Words of the rest of a traceback, which an SDK exception's message must not take in."""
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="ExceptionGroup is Python 3.11's")
 @pytest.mark.parametrize("chain", CHAINS, ids=[c.__name__ for c in CHAINS])
 @pytest.mark.parametrize("cassette", CASSETTES)
 def test_a_chained_traceback_is_read_at_the_sdk_exception(
@@ -399,7 +393,6 @@ def test_anthropic_labels_give_back_the_request_id_and_type() -> None:
     assert (problem["upstream"]["type"], problem["detail"]) == ("overloaded_error", "Overloaded")
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="ExceptionGroup is Python 3.11's")
 def test_of_several_sdk_exceptions_the_one_normalize_reads_is_chosen() -> None:
     """A chain of two SDK errors (the overload raised while handling the quota error) is
     read at the last, as ``normalize()`` reads the exception that escaped; a group of both
@@ -442,7 +435,6 @@ def test_a_traceback_whose_indentation_was_lost_is_read_the_same() -> None:
     assert problem["detail"].endswith("Please reduce the length of the messages.")
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="ExceptionGroup is Python 3.11's")
 def test_the_exceptions_of_a_traceback_are_read_apart() -> None:
     """The tree ``exceptions`` reads from a printed chain of groups: each exception with its
     own message (several lines, a note), each group with its members' chains."""

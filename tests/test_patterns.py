@@ -31,9 +31,8 @@ from normalize_errors._lazy import LazyPattern
 from normalize_errors._rules import CONTEXT_COUNT, Facts, Rule
 from tests.support import needs
 
-# The parser behind re.compile (re._parser from Python 3.11, sre_parse before).
-_PARSER = "re._parser" if sys.version_info >= (3, 11) else "sre_parse"
-sre_parse: Any = importlib.import_module(_PARSER)
+# The parser behind re.compile.
+sre_parse: Any = importlib.import_module("re._parser")
 
 PACKAGE = Path(normalize_errors.__file__).parent
 EXEMPT = {"_patterns.py", "_lazy.py", "_redact.py"}
@@ -178,11 +177,6 @@ from google import genai
 from normalize_errors import HarnessError, check, diagnose, from_response, normalize, wrap
 from normalize_errors import _patterns
 from normalize_errors._replay_calls import http_library
-
-try:
-    from builtins import ExceptionGroup
-except ImportError:  # Python 3.10
-    from exceptiongroup import ExceptionGroup
 
 MODE = sys.argv[1]
 SEEN = {}

@@ -15,11 +15,6 @@ from types import FunctionType, ModuleType
 
 import pytest
 
-if sys.version_info >= (3, 11):
-    from builtins import ExceptionGroup
-else:  # pragma: no cover
-    from exceptiongroup import ExceptionGroup
-
 import normalize_errors
 from normalize_errors import HarnessError, HarnessInternalError, RunCancelledError
 from normalize_errors._facade import normalize

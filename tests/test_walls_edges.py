@@ -157,6 +157,7 @@ def test_an_ietf_policy_named_as_a_vendor_budget_or_without_a_quota_adds_nothing
 def test_instants_in_every_form_and_none() -> None:
     assert dates.instant("Mon, 07 Dec 2026 08:00:00 GMT") == NOW  # an HTTP-date
     assert dates.instant("2026-12-07T08:00:00.5Z") == NOW + 0.5
+    assert dates.instant("2026-12-07t08:00:00.25z") == NOW + 0.25  # RFC 3339 allows t, z
     assert dates.instant("2026-12-07 08:00:00") == NOW  # no offset: UTC
     assert dates.instant("12345") is None
     assert dates.http_date("12345") is None  # no letters: no date

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -72,7 +72,7 @@ def test_retry_after_header_fills_a_missing_member() -> None:
     millis = read_problem(503, {"retry-after-ms": "1500", "retry-after": "9"}, body)
     assert millis is not None
     assert millis.retry_after == 1.5
-    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=120), usegmt=True)
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
     dated = read_problem(503, {"Retry-After": later}, body)
     assert dated is not None
     assert dated.retry_after is not None

@@ -53,11 +53,6 @@ from normalize_errors.bindings.mcp import (
 from tests.bindings.test_jsonrpc import TABLE_5
 from tests.support import valid
 
-if sys.version_info >= (3, 11):
-    from builtins import ExceptionGroup
-else:  # pragma: no cover
-    from exceptiongroup import ExceptionGroup
-
 MODES = ["auto", "legacy"]  # in-process dispatch, and the JSON-RPC handshake of 2025-11-25
 
 # The draft's appendix, "MCP and A2A Examples": an MCP tool execution error.

@@ -22,11 +22,6 @@ import yaml
 from normalize_errors import HarnessError, normalize
 from normalize_errors import _facade
 
-try:
-    from builtins import ExceptionGroup
-except ImportError:  # Python 3.10
-    from exceptiongroup import ExceptionGroup
-
 MODE = sys.argv[1]
 
 

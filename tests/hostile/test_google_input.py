@@ -127,7 +127,7 @@ def test_an_enum_whose_value_raises_is_read_as_no_word() -> None:
     an empty answer (``output.empty``), not a content filter and not a crash."""
     from enum import Enum
 
-    class Finish(str, Enum):
+    class Finish(str, Enum):  # noqa: UP042 - as google-genai's enums are (str, Enum), not StrEnum
         SAFETY = "SAFETY"
 
     def result(finish: Any) -> dict[str, Any]:

@@ -11,7 +11,6 @@ timeout, so a hang fails the test instead of hanging the suite.
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,11 +26,6 @@ from normalize_errors._groups import MAX_WALK
 
 from ..support import examples, valid
 from .conftest import timed
-
-if sys.version_info >= (3, 11):
-    from builtins import BaseExceptionGroup, ExceptionGroup
-else:  # pragma: no cover
-    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
 
 _T = TypeVar("_T")
 

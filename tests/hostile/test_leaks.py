@@ -212,10 +212,8 @@ def test_an_unpicklable_vendor_attribute_is_left_out() -> None:
 def test_notes_copied_onto_drop_ins_are_redacted() -> None:
     """A URL with user:password@ in a note (as requests' InvalidURL has) is redacted."""
     exc = httpx.ConnectError("connection refused")
-    vars(exc)["__notes__"] = [  # as add_note() (Python 3.11+) stores them
-        "while calling https://alice:hunter2-s3cr3t@proxy.example.com/v1",
-        f"Authorization: Bearer {KEYS['openai']}",
-    ]
+    exc.add_note("while calling https://alice:hunter2-s3cr3t@proxy.example.com/v1")
+    exc.add_note(f"Authorization: Bearer {KEYS['openai']}")
     typed: Any = typed_error(exc)
     assert isinstance(typed, httpx.ConnectError)
     notes = "\n".join(vars(typed)["__notes__"])
@@ -223,9 +221,8 @@ def test_notes_copied_onto_drop_ins_are_redacted() -> None:
     assert leaks(KEYS["openai"], notes) == []
     printed = "".join(traceback.format_exception(typed, chain=False))
     assert "hunter2-s3cr3t" not in printed
-    if sys.version_info >= (3, 11):  # tracebacks print notes from 3.11 on
-        assert "proxy.example.com" in printed
-    assert "hunter2-s3cr3t" in vars(exc)["__notes__"][0]  # the live vendor exception: raw
+    assert "proxy.example.com" in printed  # the redacted note is printed
+    assert "hunter2-s3cr3t" in exc.__notes__[0]  # the live vendor exception: raw
 
 
 def test_userinfo_never_reaches_detail() -> None:

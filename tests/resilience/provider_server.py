@@ -35,7 +35,7 @@ import json
 import math
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -291,8 +291,8 @@ class ProviderServer:
                 headers[f"x-ratelimit-remaining-{name}"] = str(left)
                 headers[f"x-ratelimit-reset-{name}"] = duration(bucket.to_full())
             else:
-                whole = datetime.now(timezone.utc).timestamp() + bucket.to_full()
-                moment = datetime.fromtimestamp(whole, timezone.utc)
+                whole = datetime.now(UTC).timestamp() + bucket.to_full()
+                moment = datetime.fromtimestamp(whole, UTC)
                 stamp = moment.isoformat(timespec="milliseconds")
                 headers[f"anthropic-ratelimit-{name}-limit"] = str(int(bucket.limit))
                 headers[f"anthropic-ratelimit-{name}-remaining"] = str(left)

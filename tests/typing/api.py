@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_type
 
 import anthropic
 import openai
-from typing_extensions import assert_type
 
 from normalize_errors import (
     CODES,
