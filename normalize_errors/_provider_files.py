@@ -27,10 +27,9 @@ as plain data (strings, numbers, lists and dicts) for the life of the process.
 from __future__ import annotations
 
 import functools
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 __all__ = [
     "day_zones",

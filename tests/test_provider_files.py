@@ -14,13 +14,13 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import tomllib
 
 from normalize_errors import CODES, _provider_files, corpus, from_response
 from normalize_errors._cli import main
