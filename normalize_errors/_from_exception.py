@@ -29,8 +29,9 @@ from typing import Any, NamedTuple
 from ._envelopes import nested_error  # imported by _rules already: here it costs nothing
 from ._exceptions import HarnessError
 from ._http_wire import body_text, lower_headers, parse_body, short
-from ._rules import Facts, Table, add_upstream, build, class_entry, decide
+from ._rules import Facts, Table, add_upstream, build, decide
 from ._safe_read import field, integer, qualname
+from ._tables import class_entry
 
 __all__ = [
     "SDK",

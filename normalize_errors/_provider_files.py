@@ -11,7 +11,7 @@ against ``providers/schema.json`` by the tests:
   status and body with the rows);
 - ``read_by``: for a vendor read by another provider's adapter (an OpenAI-compatible server
   read by ``openai``, a gateway read by ``http``), that adapter: its rows join that adapter's
-  table (``_rules.load_table``) at the end of their tier's block;
+  table (``_tables.load_table``) at the end of their tier's block;
 - ``aliases``: the other names its failures go by (the corpus's ``provider`` names);
 - ``rate_headers``, ``metadata_resets``, ``day_zone``: how it states its rate limits and when
   a limit comes back (``_walls`` reads them);

@@ -24,15 +24,8 @@ import pytest
 
 from normalize_errors import CODES, _provider_files, corpus, from_response
 from normalize_errors._cli import main
-from normalize_errors._rules import (
-    TIERS,
-    Facts,
-    Rule,
-    classify,
-    leaving_out,
-    load_classes,
-    load_table,
-)
+from normalize_errors._rules import Facts, Rule, classify
+from normalize_errors._tables import TIERS, leaving_out, load_classes, load_table
 from normalize_errors._wording import FAMILIES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -355,12 +355,12 @@ def leave_one_provider_out(cases: Iterable[Case]) -> Score:
 
     For each provider with cases, the rows of its data file (``providers/<name>.toml``, found
     by its name or one of the file's ``aliases``) and every row that names it among its
-    ``vendors`` are passed over (``_rules.leaving_out``): what reads its failures is the other
+    ``vendors`` are passed over (``_tables.leaving_out``): what reads its failures is the other
     providers' rows, the shared families of wording and the status's default, as for the next
     provider nobody has written a row for. ``mean_by_provider`` of the result is the figure
     to watch. Exception classes play no part (a case is a response, not an exception).
     """
-    from .._rules import leaving_out
+    from .._tables import leaving_out
 
     groups: dict[str, list[Case]] = {}
     for case in cases:

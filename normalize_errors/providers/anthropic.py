@@ -44,8 +44,6 @@ from .._rules import (
     Usage,
     build,
     decide,
-    load_classes,
-    load_table,
     offered_names,
     read_usage,
     stop_error,
@@ -53,6 +51,7 @@ from .._rules import (
 )
 from .._safe_read import field, integer, member, text_of
 from .._stream_state import StreamState, fold
+from .._tables import load_classes, load_table
 from ._routing import declared
 
 __all__ = [

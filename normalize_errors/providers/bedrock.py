@@ -46,10 +46,7 @@ from .._rules import (
     StopRow,
     Usage,
     build,
-    class_entry,
     decide,
-    load_classes,
-    load_table,
     offered_names,
     read_usage,
     stop_error,
@@ -57,6 +54,7 @@ from .._rules import (
 )
 from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
 from .._stream_state import StreamState, fold
+from .._tables import class_entry, load_classes, load_table
 from ._routing import declared
 
 __all__ = [

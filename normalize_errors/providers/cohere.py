@@ -33,8 +33,6 @@ from .._rules import (
     StopRow,
     Usage,
     decide,
-    load_classes,
-    load_table,
     offered_names,
     read_usage,
     stop_error,
@@ -42,6 +40,7 @@ from .._rules import (
 )
 from .._safe_read import field, integer, sequence, text_of
 from .._stream_state import StreamState, fold
+from .._tables import load_classes, load_table
 from ._routing import declared
 
 __all__ = [

@@ -49,9 +49,10 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, add_upstream, build, decide, load_classes, load_table, rule
+from .._rules import Facts, Rule, add_upstream, build, decide, rule
 from .._safe_read import field, integer, qualname, text_of
 from .._stream_state import StreamState
+from .._tables import load_classes, load_table
 from . import PROVIDERS
 from ._routing import declared
 

@@ -35,7 +35,7 @@ from normalize_errors import (  # noqa: E402
     normalize,
     wrap,
 )
-from normalize_errors._rules import class_entry  # noqa: E402
+from normalize_errors._tables import class_entry  # noqa: E402
 from normalize_errors.providers import bedrock as adapter  # noqa: E402
 
 from ..support import raised, valid  # noqa: E402

@@ -22,7 +22,7 @@ from normalize_errors import (  # noqa: E402
     normalize,
     wrap,
 )
-from normalize_errors._rules import class_entry  # noqa: E402
+from normalize_errors._tables import class_entry  # noqa: E402
 from normalize_errors.providers import cohere as adapter  # noqa: E402
 
 from ..support import is_instance, raised, recorded, valid  # noqa: E402

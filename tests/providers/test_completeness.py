@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from normalize_errors import from_response, normalize
-from normalize_errors._rules import class_entry
+from normalize_errors._tables import class_entry
 from normalize_errors.providers import NAMES, Adapter
 from normalize_errors.providers._routing import adapter
 
@@ -141,7 +141,7 @@ EXPORTED = [
 def _entry(module: Adapter, cls: type[BaseException]) -> tuple[str, Any] | None:
     """The ``CLASSES`` entry that decides for ``cls``: the first of its MRO found there.
 
-    The shared lookup (``_rules.class_entry``); google keys its Interactions classes apart,
+    The shared lookup (``_tables.class_entry``); google keys its Interactions classes apart,
     so its own ``_entry`` (the same lookup over the right keys) answers for it.
     """
     lookup = getattr(getattr(module, "_errors", module), "_entry", None)

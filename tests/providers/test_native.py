@@ -16,7 +16,7 @@ import pytest
 
 from normalize_errors import HarnessError, UpstreamRateLimitedError, normalize, wrap
 from normalize_errors._replay_calls import SDKS, http_library
-from normalize_errors._rules import class_entry
+from normalize_errors._tables import class_entry
 from normalize_errors.providers import openai as adapter
 
 from ..support import is_instance, raised, recorded, valid

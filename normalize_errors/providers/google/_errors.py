@@ -22,12 +22,10 @@ from ..._rules import (
     Facts,
     Rule,
     build,
-    class_entry,
     decide,
-    load_classes,
-    load_table,
 )
 from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
+from ..._tables import class_entry, load_classes, load_table
 from .._routing import declared
 
 NAME: Final = "google"

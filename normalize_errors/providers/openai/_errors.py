@@ -18,11 +18,10 @@ from ..._rules import (
     build,
     classify,
     decide,
-    load_classes,
-    load_table,
     with_stated_status,
 )
 from ..._safe_read import field, integer, text_of
+from ..._tables import load_classes, load_table
 from .._routing import declared
 
 NAME: Final = "openai"
