@@ -33,9 +33,13 @@ ROOTS: Final = declared(NAME).roots
 """The top-level modules whose exceptions this adapter reads (openai's and the native SDKs of
 OpenAI-compatible vendors)."""
 
-_BASES: Final = frozenset(
-    {"OpenAIError", "GroqError", "TogetherError", "CerebrasError", "FireworksError"}
+_STAINLESS_BASES: Final = tuple(
+    sdk.base for sdk in declared(NAME).sdks if sdk.generator == "stainless"
 )
+"""The base exception classes of the native Stainless-generated SDKs of OpenAI-compatible
+vendors (``Provider.sdks`` in the registry)."""
+
+_BASES: Final = frozenset({"OpenAIError", *_STAINLESS_BASES})
 """The base exception class of each Stainless-generated SDK: a client-side error, read only
 for the missing-key wording."""
 
@@ -335,10 +339,7 @@ CLASSES: Final[dict[str, tuple[str, bool] | None]] = {
     "InvalidWebhookSignatureError": ("upstream.invalid_response", False),
     "OpenAIError": None,
     # the bases of the other Stainless-generated SDKs, and together's own client-side errors
-    "GroqError": None,
-    "TogetherError": None,
-    "CerebrasError": None,
-    "FireworksError": None,
+    **dict.fromkeys(_STAINLESS_BASES),
     "DownloadError": ("upstream.unavailable", True),
     "FileTypeError": ("upstream.invalid_request", False),
     # mistralai (Speakeasy): status, raw body text and headers on every HTTP error
