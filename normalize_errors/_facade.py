@@ -302,9 +302,10 @@ def respond(
     name = provider or routing.detect(parsed, lowered, text)
     if name == routing.GENERIC and host:  # the provider whose API lives at ``host``
         generic: Any = routing.adapter(name)
-        return generic._read(
+        read: HarnessError = generic._read(
             status, lowered, body, provider=generic._provider_for_host(host) or name
         )
+        return read
     answer: HarnessError = routing.adapter(name).from_response(status, headers, body)
     return answer
 

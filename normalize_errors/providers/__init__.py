@@ -19,10 +19,14 @@ exports:
 
 Everything else in an adapter is private. Which provider reads what is declared once, here,
 in ``PROVIDERS`` (a ``Provider`` per vendor: its module roots, hosts, generating methods,
-what a replay imports); every routing decision of the library is derived from it (in
-``_routing``). Adapters are imported on first use, never by ``import normalize_errors``, and
-they never import a vendor SDK: they read exceptions by module name and attributes (duck
-typing), so one adapter serves several major versions of its SDK.
+what a replay imports, what only its results, printed errors and headers carry, and the native
+SDKs of vendors whose API is its own, an ``Sdk`` each); every routing decision of the library
+is derived from it (in ``_routing``, and replay's ``SDKS``, the openai adapter's base classes,
+``wrap()``'s dispatch, the CLI's provider lists). ``GENERIC`` is the provider of the HTTP
+libraries, the one declared with ``sdk=False``. Adapters are imported on first use, never by
+``import normalize_errors``, and they never import a vendor SDK: they read exceptions by
+module name and attributes (duck typing), so one adapter serves several major versions of
+its SDK.
 """
 
 from __future__ import annotations
@@ -65,7 +69,8 @@ class Sdk(NamedTuple):
 class Provider(NamedTuple):
     """One provider, declared once. Every routing decision is derived from ``PROVIDERS``:
     which adapter reads an exception, a result or a response, which hosts name a provider,
-    which methods ``wrap()`` checks, and what a replay imports."""
+    which methods ``wrap()`` checks, what a replay imports and which native SDKs it makes its
+    calls through."""
 
     name: str
     """The name in ``upstream.provider`` and the ``provider=`` argument; its adapter is the
