@@ -39,6 +39,7 @@ from typing import Any, Final, TextIO
 
 from ._code_classes import class_for_code
 from ._exceptions import HarnessError
+from ._readers import BUILTIN_NAMED
 from ._registry import CODES, code_info
 from ._safe_read import qualname
 from .providers import NAMES
@@ -694,7 +695,8 @@ def _parser() -> argparse.ArgumentParser:
     classify.add_argument(
         "file", nargs="?", help="a file, - for standard input (the default), or the text itself"
     )
-    classify.add_argument("--provider", choices=[*NAMES, "uhp", "site"])
+    # the providers, and the protocols whose readers read any response named (UHP, site)
+    classify.add_argument("--provider", choices=[*NAMES, *BUILTIN_NAMED])
     scored = sub.add_parser("corpus", help="score the library on the corpus of real failures")
     scored.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
     scored.add_argument("--kind", choices=["http", "response", "stream_event"])

@@ -231,7 +231,7 @@ def from_response(
     try:
         return respond(status, headers, body, provider=provider)
     except Exception as bug:
-        upstream: dict[str, Any] = {"provider": provider or "http"}
+        upstream: dict[str, Any] = {"provider": provider or _routing().GENERIC}
         if integer(status) is not None:
             upstream["status"] = integer(status)
         upstream["body"] = short(body_text(body, 4096), 1024)
@@ -288,7 +288,7 @@ def respond(
             err.upstream = {**err.upstream, "status": code, "in_stream": True}
             return err
         if found is None:
-            where = provider or "http"
+            where = provider or routing.GENERIC
             return class_for_code("upstream.invalid_response")(
                 f"{where}: HTTP {code}: a success response, it reports no error",
                 retryable=False,
@@ -300,10 +300,12 @@ def respond(
         return err
     text = body_text(body, 4096) if parsed is None else ""
     name = provider or routing.detect(parsed, lowered, text)
-    if name == "http" and host:
-        from .providers import http
-
-        return http._read(status, lowered, body, provider=http._provider_for_host(host) or "http")
+    if name == routing.GENERIC and host:  # the provider whose API lives at ``host``
+        generic: Any = routing.adapter(name)
+        read: HarnessError = generic._read(
+            status, lowered, body, provider=generic._provider_for_host(host) or name
+        )
+        return read
     answer: HarnessError = routing.adapter(name).from_response(status, headers, body)
     return answer
 
@@ -349,7 +351,7 @@ def diagnose(
             found.result = result
             return found
         name = provider or _routing().provider_of_result(result)
-        if name is None or name == "http":
+        if name is None or name == _routing().GENERIC:
             return None
         reader: Adapter = _routing().adapter(name)
     except Exception as bug:
@@ -401,7 +403,7 @@ def diagnose_stream(
         if provider is None:
             chunks = chunks if isinstance(chunks, list) else list(chunks)
             provider = _routing().provider_of_stream(chunks)
-            if provider is None or provider == "http":
+            if provider is None or provider == _routing().GENERIC:
                 return None
         reader: Adapter = _routing().adapter(provider)
         return reader.diagnose_stream(chunks, tools)

@@ -11,8 +11,9 @@ chunks received. A failure propagates as the SDK raised it.
 ``http_options`` for google-genai) for scenarios where the SDK's own retries matter.
 
 ``sdk`` names another vendor's SDK that speaks the provider's API: the native SDKs of
-OpenAI-compatible vendors (``SDKS``) make an ``"openai"`` scenario's chat call through their
-own client (``groq.Groq``, ``mistralai.Mistral``, ...).
+OpenAI-compatible vendors (``SDKS``, from the registry's ``Provider.sdks``) make an
+``"openai"`` scenario's chat call through their own client (``groq.Groq``,
+``mistralai.Mistral``, ...).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from typing import Any, Final
+
+from .providers import PROVIDERS, Sdk
 
 __all__ = ["BASE_URLS", "CALLS", "SDKS", "acall", "call", "http_library"]
 
@@ -54,14 +57,9 @@ _MODELS: Final = {
     "cohere": "command-a-03-2025",
 }
 
-SDKS: Final = {
-    "groq": ("groq", "Groq", "https://api.groq.com"),
-    "together": ("together", "Together", "https://api.together.ai"),
-    "cerebras": ("cerebras.cloud.sdk", "Cerebras", "https://api.cerebras.ai"),
-    "fireworks": ("fireworks", "Fireworks", "https://api.fireworks.ai"),
-    "mistralai": ("mistralai.client", "Mistral", "https://api.mistral.ai"),
-}
-"""Native SDKs of OpenAI-compatible vendors: sdk -> (module, client class, live API)."""
+SDKS: Final[dict[str, Sdk]] = {sdk.name: sdk for p in PROVIDERS for sdk in p.sdks}
+"""The native SDKs of OpenAI-compatible vendors, by name (``Sdk``: the module and class of its
+client, its live API), as the registry declares them."""
 
 Prepare = Callable[[Any], Any]
 
@@ -109,9 +107,10 @@ def _client(
 ) -> Any:
     key = api_key or DUMMY_KEYS.get(provider, "")
     if sdk is not None:
-        module, name, live = SDKS[sdk]
+        native = SDKS[sdk]
+        module, name, live = native.module, native.client, native.api
         cls = getattr(importlib.import_module(module), name)
-        if sdk == "mistralai":  # Speakeasy: no retries unless configured, server_url
+        if native.generator == "speakeasy":  # no retries unless configured, server_url
             return prepare(cls(api_key=key, server_url=base_url or live))
         if mode == "async":
             cls = getattr(importlib.import_module(module), "Async" + name)
@@ -175,7 +174,7 @@ def call(
     made = _client(
         provider, "sync", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
     )
-    if sdk == "mistralai":
+    if sdk is not None and SDKS[sdk].generator == "speakeasy":
         return _method(made, name)(**_kwargs(provider, name, False, request))
     sdk_client = made
     if provider == "cohere":
@@ -215,7 +214,7 @@ async def acall(
     made = _client(
         provider, "async", base_url, api_key, prepare=prepare, options=client or {}, sdk=sdk
     )
-    if sdk == "mistralai":  # one client, ``_async`` twins of its methods
+    if sdk is not None and SDKS[sdk].generator == "speakeasy":  # ``_async`` twins of methods
         return await _method(made, name + "_async")(**_kwargs(provider, name, False, request))
     sdk_client = made
     if provider == "cohere":

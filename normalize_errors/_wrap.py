@@ -69,7 +69,7 @@ from ._wrap_kinds import (
     STREAM,
     kind_of,
 )
-from .providers import NAMES, PROVIDERS
+from .providers import GENERIC, NAMES, PROVIDERS
 from .providers._routing import provider_of_module, provider_of_type
 
 __all__ = ["typed_error", "wrap"]
@@ -191,7 +191,7 @@ class _Options:
         # through (see ``_raised_by_sdk``); an HTTP library's results are watched only then
         library = provider_of_module(getattr(type(client), "__module__", None))
         self.sdk = library is not None
-        self.http = library == "http"
+        self.http = library == GENERIC
         # who reads its results: the provider given when it names an adapter (another name,
         # a gateway's, is ignored here as ``from_response`` ignores it), else the SDK's own
         # adapter (its results are its own types, which route there), found once here
@@ -639,7 +639,7 @@ def _tools(kwargs: dict[str, Any]) -> Any:
 def _method(method: Any, options: _Options, owner: Any) -> Callable[..., Any]:
     """The wrapper of one bound method of an SDK object."""
     if options.ledger is not None and options.generating:  # walls and budgets around the call
-        made_by = options.reader or options.provider or "http"
+        made_by = options.reader or options.provider or GENERIC
         method = options.ledger.guarded(method, options.client, made_by)
     if inspect.iscoroutinefunction(method):
 

@@ -244,7 +244,7 @@ def _missing_sdk(scenario: Scenario) -> str | None:
     testing]``) replays the cassettes it can and skips the others by this name.
     """
     if scenario.sdk is not None:
-        return _absent(_replay_calls.SDKS[scenario.sdk][0])
+        return _absent(_replay_calls.SDKS[scenario.sdk].module)
     if scenario.provider == "http":
         if _absent("httpx") is None or _absent("httpx2") is None:
             return None

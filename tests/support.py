@@ -123,7 +123,7 @@ def needed(scenario: Any) -> None:
     from normalize_errors._replay_calls import SDKS
 
     if scenario.sdk is not None:
-        pytest.importorskip(SDKS[scenario.sdk][0], reason=f"needs the {scenario.sdk} SDK")
+        pytest.importorskip(SDKS[scenario.sdk].module, reason=f"needs the {scenario.sdk} SDK")
     elif scenario.provider in OPTIONAL_PROVIDERS:
         module = OPTIONAL_PROVIDERS[scenario.provider]
         pytest.importorskip(module, reason=f"needs the {module} SDK")

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from .._safe_read import field, innermost, module_of
-from . import NAMES, PROVIDERS, Adapter, Provider
+from . import GENERIC, NAMES, PROVIDERS, Adapter, Provider
 
 __all__ = [
     "adapter",
@@ -93,16 +93,31 @@ def provider_of_text(text: str) -> str | None:
     return None
 
 
+def _marked(provider: Provider, headers: dict[str, str]) -> bool:
+    """Whether ``headers`` (lower-case names) hold one of ``provider.header_marks``."""
+    for name, value in provider.header_marks:
+        if name.endswith("-"):
+            if any(key.startswith(name) for key in headers):
+                return True
+        elif name in headers and headers[name].startswith(value):
+            return True
+    return False
+
+
 def detect(body: Any, headers: dict[str, str], text: str = "") -> str:
-    """The provider whose error shape ``body`` has (see ``NAMES`` for the order), else http.
+    """The provider whose error shape ``body`` has (see ``NAMES`` for the order), else
+    ``GENERIC`` (plain HTTP).
 
     Only adapters that import are asked, so a build without one of them still reads every
-    other shape. ``headers`` (lower-case names) decide for Anthropic when the body has no
-    known shape: its ``anthropic-*`` headers, or a ``request-id`` starting with ``req_``. A
-    body that is no JSON is the provider's whose SDK printed its ``text`` (``printed``).
+    other shape. ``headers`` (lower-case names) decide when the body has no known shape:
+    headers only one provider's API sends (``Provider.header_marks``: Anthropic's
+    ``anthropic-*``, a ``request-id`` starting with ``req_``). A body that is no JSON is the
+    provider's whose SDK printed its ``text`` (``printed``).
     """
     if isinstance(body, (dict, list)):  # a vendor's error shape is JSON
-        for name in NAMES[:-1]:
+        for name in NAMES:
+            if name == GENERIC:
+                continue
             module = available(name)
             if module is not None and module.looks_like(body):
                 return name
@@ -110,10 +125,10 @@ def detect(body: Any, headers: dict[str, str], text: str = "") -> str:
         printer = provider_of_text(text)
         if printer is not None and available(printer) is not None:
             return printer
-    marked = any(k.startswith("anthropic-") for k in headers) or headers.get(
-        "request-id", ""
-    ).startswith("req_")
-    return "anthropic" if marked and available("anthropic") is not None else "http"
+    for provider in PROVIDERS:
+        if _marked(provider, headers) and available(provider.name) is not None:
+            return provider.name
+    return GENERIC
 
 
 def _root(cls: type) -> str | None:
@@ -150,7 +165,7 @@ def provider_of_object(obj: object) -> str | None:
     """The vendor whose SDK made ``obj`` (a result, a stream, a resource), or ``None``."""
     for cls in type(obj).__mro__:
         name = _root(cls)
-        if name is not None and name != "http":
+        if name is not None and name != GENERIC:
             return name
     return None
 
@@ -165,17 +180,23 @@ def provider_of_result(result: Any) -> str | None:
         for provider in PROVIDERS:
             if any(member in result for member in provider.result_members):
                 return provider.name
-    if field(result, "candidates", "promptFeedback", "prompt_feedback") is not None:
-        return "google"
-    if field(result, "choices") is not None or field(result, "object") == "response":
-        return "openai"
-    if field(result, "stop_reason") is not None or field(result, "type") == "message":
-        return "anthropic"
-    reason = result.get("finish_reason") if isinstance(result, dict) else None
-    if isinstance(reason, str) and reason.isupper():
-        return "cohere"  # Cohere's chat: a top-level finish_reason in capitals (OpenAI's is in
-        # choices, lower case)
+    for provider in PROVIDERS:
+        if any(_carries(result, mark) for mark in provider.result_marks):
+            return provider.name
+    for provider in PROVIDERS:
+        if any(_carries(result, mark) for mark in provider.loose_marks):
+            return provider.name
     return None
+
+
+def _carries(result: Any, mark: tuple[str, str | None]) -> bool:
+    """Whether ``result`` carries ``mark`` (see ``Provider.result_marks``)."""
+    name, value = mark
+    if value == "":  # a text in capitals, in a dict (``Provider.loose_marks``)
+        found = result.get(name) if isinstance(result, dict) else None
+        return isinstance(found, str) and found.isupper()
+    found = field(result, name)
+    return found is not None if value is None else found == value
 
 
 def provider_of_stream(events: Sequence[Any]) -> str | None:
@@ -225,4 +246,4 @@ def provider_of_traceback(exc: BaseException) -> str | None:
     if frame is None:
         return None
     name = provider_of_module(module_of(frame))
-    return None if name == "http" else name
+    return None if name == GENERIC else name

@@ -26,7 +26,7 @@ STAINLESS = ["groq", "together", "cerebras", "fireworks"]
 
 def sdk(name: str) -> Any:
     """The SDK's top-level module, or a skip naming it."""
-    return pytest.importorskip(SDKS[name][0])
+    return pytest.importorskip(SDKS[name].module)
 
 
 def exported(module: Any) -> list[type[BaseException]]:
@@ -41,7 +41,7 @@ def exported(module: Any) -> list[type[BaseException]]:
 def _classes() -> list[Any]:
     found = []
     for name in [*STAINLESS, "mistralai"]:
-        module_name = SDKS[name][0]
+        module_name = SDKS[name].module
         try:
             module = importlib.import_module(module_name)
             if name == "mistralai":
@@ -69,8 +69,8 @@ def test_every_exported_exception_class_has_a_mapping(cls: type[BaseException]) 
 def stainless_client(name: str, handler: Any, mode: str = "sync") -> Any:
     """A real client of a Stainless-generated SDK whose transport is ``handler``."""
     module = sdk(name)
-    class_name = ("Async" if mode == "async" else "") + SDKS[name][1]
-    http = http_library(SDKS[name][0])
+    class_name = ("Async" if mode == "async" else "") + SDKS[name].client
+    http = http_library(SDKS[name].module)
     transport = http.MockTransport(handler)
     http_client = (http.AsyncClient if mode == "async" else http.Client)(transport=transport)
     return getattr(module, class_name)(api_key="test-key", max_retries=0, http_client=http_client)
@@ -110,7 +110,7 @@ def test_the_same_failure_gives_the_same_error_whichever_sdk_raised_it(
     client = stainless_client(name, answer(status, headers, body))
     exc = raised(lambda: client.chat.completions.create(model="m", messages=MESSAGES))
     got = valid(normalize(exc)).to_dict()
-    assert got["upstream"].pop("exception").startswith(SDKS[name][0] + ".")
+    assert got["upstream"].pop("exception").startswith(SDKS[name].module + ".")
     base = normalize(
         raised(
             lambda: openai_client(answer(status, headers, body)).chat.completions.create(
@@ -141,7 +141,7 @@ def test_a_missing_api_key(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     module = sdk(name)
     for variable in ("GROQ_API_KEY", "TOGETHER_API_KEY", "CEREBRAS_API_KEY", "FIREWORKS_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
-    exc = raised(getattr(module, SDKS[name][1]))
+    exc = raised(getattr(module, SDKS[name].client))
     err = valid(normalize(exc))
     assert err.code == "upstream.authentication_failed"
 

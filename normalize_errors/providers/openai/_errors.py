@@ -30,9 +30,13 @@ ROOTS: Final = declared(NAME).roots
 """The top-level modules whose exceptions this adapter reads (openai's and the native SDKs of
 OpenAI-compatible vendors)."""
 
-_BASES: Final = frozenset(
-    {"OpenAIError", "GroqError", "TogetherError", "CerebrasError", "FireworksError"}
+_STAINLESS_BASES: Final = tuple(
+    sdk.base for sdk in declared(NAME).sdks if sdk.generator == "stainless"
 )
+"""The base exception classes of the native Stainless-generated SDKs of OpenAI-compatible
+vendors (``Provider.sdks`` in the registry)."""
+
+_BASES: Final = frozenset({"OpenAIError", *_STAINLESS_BASES})
 """The base exception class of each Stainless-generated SDK: a client-side error, read only
 for the missing-key wording."""
 
@@ -112,7 +116,7 @@ the generic codes and types. A specific code is found by dictionary, so its mess
 scanned for one wording at most.
 """
 
-CLASSES: Final = load_classes(NAME)
+CLASSES: Final = {**load_classes(NAME), **dict.fromkeys(_STAINLESS_BASES)}
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
 
 The first class of the exception's MRO found here, in the SDK's own modules, decides; a test
