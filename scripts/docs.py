@@ -69,19 +69,29 @@ def _yes(flag: bool | None) -> str:
     return "-" if flag is None else ("yes" if flag else "no")
 
 
+def _source(source: str) -> str:
+    """A row's source (``providers/<name>.toml``) as the page shows it: a link, or a path."""
+    if source.startswith("https://"):
+        return f"[{source.removeprefix('https://').split('/')[0]}]({source})"
+    return f"`{source}`"
+
+
 def mapping(name: str) -> str:
     """A provider's mapping: its rule table, its exception classes and its stop reasons."""
     module = adapter(name)
     out = [
-        "| # | when | harness code | retryable |",
-        "|---|---|---|---|",
+        "| # | when | harness code | retryable | source |",
+        "|---|---|---|---|---|",
     ]
     for number, row in enumerate(module.TABLE, 1):
         retry = _yes(row.retryable) if row.retryable is not None else "by status"
-        out.append(f"| {number} | {row.when} | `{row.code}` | {retry} |")
+        final = " (final)" if row.final else ""
+        out.append(
+            f"| {number} | {row.when}{final} | `{row.code}` | {retry} | {_source(row.source)} |"
+        )
     out.append(
         "| | no row matches | by HTTP status ([when no row matches](index.md#when-no-row-matches))"
-        " | by status |"
+        " | by status | |"
     )
     classes = getattr(module, "CLASSES", {})
     if classes:
