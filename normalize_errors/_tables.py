@@ -81,6 +81,19 @@ def load_table(shape: str) -> Table:
     return Table(*rows)
 
 
+def load_rows(name: str, key: str) -> Table:
+    """A table of the rows a data file keeps under ``key`` besides its ``rows`` (Google's
+    ``socket_rows``), in file order."""
+    owners = owners_of(name)
+    return Table(*(_row_of(data, owners) for data in _provider_files.read(name).get(key, ())))
+
+
+def load_codes(name: str, key: str) -> dict[int, tuple[str, bool]]:
+    """A number -> answer mapping of a data file (Google's WebSocket ``close_codes``)."""
+    found = _provider_files.read(name).get(key, {})
+    return {int(number): (answer["code"], answer["retryable"]) for number, answer in found.items()}
+
+
 def load_classes(shape: str) -> dict[str, tuple[str, bool] | None]:
     """The exception classes of the adapter ``shape`` and of the files it reads, from the
     data files: class name -> fixed ``(code, retryable)``, or ``None`` ("read": read the

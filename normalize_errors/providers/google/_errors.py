@@ -25,7 +25,7 @@ from ..._rules import (
     decide,
 )
 from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..._tables import class_entry, load_classes, load_table
+from ..._tables import class_entry, load_classes, load_codes, load_rows, load_table
 from .._routing import declared
 
 NAME: Final = "google"
@@ -112,14 +112,14 @@ def _quota_rule(code: str, when: str, *, ids: Iterable[str]) -> Rule:
 TABLE: Final = load_table(NAME)
 """The mapping, first matching row wins; otherwise the HTTP status decides."""
 
-CLOSE_CODES: Final[dict[int, tuple[str, bool]]] = {
-    1007: ("upstream.invalid_request", False),
-    1008: ("upstream.invalid_request", False),
-    1013: ("upstream.overloaded", True),
-}
+CLOSE_CODES: Final = load_codes(NAME, "close_codes")
 """Live API WebSocket close codes that ``TABLE`` does not decide by the close reason:
-1007 (invalid data) and 1008 (policy violation) reject the request, 1013 asks to try again
-later; any other close code is ``upstream.unavailable``, retryable."""
+from the data file (1007, 1008, 1013); any other close code is ``upstream.unavailable``,
+retryable."""
+
+_SOCKET: Final = load_rows(NAME, "socket_rows")
+"""How an Interactions WebSocket error with no status and no server code is read by its
+wording before its close code (the data file's ``socket_rows``)."""
 
 CLASSES: Final = load_classes(NAME)
 """SDK exception class -> fixed (code, retryable), or ``None`` to read it with ``TABLE``.
@@ -505,8 +505,9 @@ def _interactions(exc: BaseException, name: str, qualname: str) -> HarnessError 
         if server:
             facts = replace(facts, vendor_code=server)
         if status is None and not server:
-            if facts.message and "must " in facts.message:
-                return build("upstream.invalid_response", True, facts)
+            row = _SOCKET.first_match(facts)
+            if row is not None and row.retryable is not None:
+                return build(row.code, row.retryable, facts)
             fixed = CLOSE_CODES.get(close or 0, ("upstream.unavailable", True))
             return build(fixed[0], fixed[1], facts)
     elif name == "interactions.GeminiNextGenAPIClientError":
