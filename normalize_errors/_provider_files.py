@@ -42,6 +42,7 @@ __all__ = [
     "read_by",
     "shared_pattern",
     "shared_words",
+    "stream",
 ]
 
 
@@ -118,3 +119,17 @@ def metadata_resets() -> tuple[tuple[str, str], ...]:
 def day_zones() -> dict[str, str]:
     """Provider -> the zone whose midnight ends its day, where the file states one."""
     return {name: read(name)["day_zone"] for name in names() if "day_zone" in read(name)}
+
+
+def stream(name: str, api: str) -> dict[str, Any]:
+    """How provider ``name``'s stream API ``api`` ends (its file's ``[[streams]]`` entry):
+    ``ends_with``, the words of a cut stream's error, and ``terminal_events``, the event types
+    that end it where the protocol names them.
+
+    Raises:
+        LookupError: the file states no such stream (a stream machine without its facts).
+    """
+    for entry in read(name).get("streams", ()):
+        if entry["api"] == api:
+            return dict(entry)
+    raise LookupError(f"providers/{name}.toml states no stream {api!r}")

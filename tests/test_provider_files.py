@@ -272,3 +272,60 @@ def test_the_data_files_are_not_read_by_import() -> None:
         "assert 'normalize_errors._provider_files' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- how streams end --------------------------------------------------------------------------
+
+
+def _machines() -> dict[tuple[str, str], type[Any]]:
+    from normalize_errors.providers import _anthropic_stream, _bedrock_stream, _cohere_stream
+    from normalize_errors.providers.google import _stream as google_stream
+    from normalize_errors.providers.openai import _stream as openai_stream
+
+    classes = [
+        _anthropic_stream.MessagesState,
+        _bedrock_stream.ConverseState,
+        _cohere_stream.ChatStreamState,
+        google_stream.GeminiState,
+        openai_stream.ChatState,
+        openai_stream.ResponsesState,
+    ]
+    return {(cls.provider, cls.api): cls for cls in classes}
+
+
+def _terminal_event(api: str, name: str) -> dict[str, Any]:
+    """A minimal event of type ``name`` in the shape of ``api``'s stream (constructed)."""
+    if api == "converse":
+        return {name: {"stopReason": "end_turn"}}
+    if api == "cohere":
+        return {"type": name, "finish_reason": "COMPLETE", "delta": {"finish_reason": "COMPLETE"}}
+    if api == "responses":
+        return {"type": name, "response": {"status": name.removeprefix("response.")}}
+    return {"type": name}
+
+
+def test_every_stream_a_file_states_has_its_machine_and_its_words() -> None:
+    machines = _machines()
+    stated = {
+        (path.stem, entry["api"]): entry
+        for path in files()
+        for entry in tomllib.loads(path.read_text("utf-8")).get("streams", ())
+    }
+    assert stated.keys() == machines.keys()
+    for key, entry in stated.items():
+        assert machines[key].ends_with == entry["ends_with"]
+
+
+def test_each_terminal_event_a_file_names_ends_its_stream() -> None:
+    machines = _machines()
+    checked = 0
+    for path in files():
+        for entry in tomllib.loads(path.read_text("utf-8")).get("streams", ()):
+            for name in entry.get("terminal_events", ()):
+                state = machines[(path.stem, entry["api"])]()
+                state.feed({"type": "ping"} if entry["api"] != "converse" else {"ping": {}})
+                assert not state.terminal
+                state.feed(_terminal_event(entry["api"], name))
+                assert state.terminal, (path.stem, name)
+                checked += 1
+    assert checked >= 7

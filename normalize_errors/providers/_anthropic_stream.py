@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .. import _provider_files
 from .._exceptions import HarnessError
 from .._safe_read import integer, sequence, text_of
 from .._stream_state import StreamState, View
@@ -34,7 +35,7 @@ class MessagesState(StreamState):
 
     provider = anthropic.NAME
     api = "messages"
-    ends_with = "message_delta with a stop_reason, or message_stop"
+    ends_with = _provider_files.stream(anthropic.NAME, "messages")["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:

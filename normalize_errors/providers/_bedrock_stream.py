@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .. import _provider_files
 from .._exceptions import HarnessError
 from .._rules import read_usage, stop_error
 from .._safe_read import integer, text_of
@@ -47,7 +48,7 @@ class ConverseState(StreamState):
 
     provider = bedrock.NAME
     api = "converse"
-    ends_with = "messageStop"
+    ends_with = _provider_files.stream(bedrock.NAME, "converse")["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .. import _provider_files
 from .._exceptions import HarnessError
 from .._rules import read_usage
 from .._safe_read import integer, sequence, text_of
@@ -28,7 +29,7 @@ class ChatStreamState(StreamState):
 
     provider = cohere.NAME
     api = "cohere"
-    ends_with = "message-end (v1: stream-end)"
+    ends_with = _provider_files.stream(cohere.NAME, "cohere")["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from ... import _provider_files
 from ..._exceptions import HarnessError
 from ..._rules import read_usage
 from ..._safe_read import integer
@@ -45,7 +46,7 @@ class GeminiState(StreamState):
 
     provider = NAME
     api = "gemini"
-    ends_with = "a finishReason on every candidate, or a blocked prompt"
+    ends_with = _provider_files.stream(NAME, "gemini")["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from ... import _provider_files
 from ..._exceptions import HarnessError
 from ..._rules import read_usage
 from ..._safe_read import sequence, text_of
@@ -52,7 +53,7 @@ class ChatState(StreamState):
 
     provider = NAME
     api = "chat"
-    ends_with = "a finish_reason, or data: [DONE]"
+    ends_with = _provider_files.stream(NAME, "chat")["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:
@@ -181,7 +182,8 @@ class CompletionsState(ChatState):
     api = "completions"
 
 
-_TERMINAL: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_RESPONSES: Final = _provider_files.stream(NAME, "responses")
+_TERMINAL: Final = frozenset(_RESPONSES["terminal_events"])
 _CALL_ITEMS: Final = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _ARGUMENTS: Final = frozenset(
     {
@@ -209,7 +211,7 @@ class ResponsesState(StreamState):
 
     provider = NAME
     api = "responses"
-    ends_with = "response.completed, response.incomplete or response.failed"
+    ends_with = _RESPONSES["ends_with"]
     knows_end = True
 
     def __init__(self, keep_text: int = 0) -> None:
