@@ -27,7 +27,15 @@ if TYPE_CHECKING:
 
     _E = TypeVar("_E", bound="HarnessError")
 
-__all__ = ["MAX_CAUSES", "MAX_CAUSE_DEPTH", "MEMBERS", "HarnessError", "ProblemFormatError"]
+__all__ = [
+    "MAX_CAUSES",
+    "MAX_CAUSE_DEPTH",
+    "MEMBERS",
+    "HarnessError",
+    "ProblemFormatError",
+    "extend_upstream",
+    "lead_upstream",
+]
 
 MAX_CAUSES: Final = 16
 """Most entries kept in one ``causes`` list; past it the middle is cut, the last kept."""
@@ -543,6 +551,22 @@ class HarnessError(Exception):
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def lead_upstream(err: HarnessError, own: Mapping[str, str | int]) -> None:
+    """Put ``own``, members of ``err.upstream`` the library wrote itself (a provider's name,
+    a status), in front of what it holds, as they are: only the vendor's values need the
+    safe copy, which the constructor made. A member of the same name that ``err.upstream``
+    holds keeps its value, in ``own``'s place. Only for plain ``str`` and ``int`` values
+    made by this library, on an error being built."""
+    if own:
+        err._upstream = {**own, **err._upstream}
+
+
+def extend_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
+    """Add the safe copy of ``members`` to ``err.upstream`` (they win over its members of
+    the same name); what it holds already is safe and is not copied again."""
+    err._upstream = {**err._upstream, **(_object(members) or {})}
 
 
 def _finite_wait(value: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Final, NamedTuple
 
 from . import _envelopes, _stated_limits, _tool_refusals, _walls, _wording
 from ._code_classes import class_for_code
-from ._exceptions import HarnessError, _finite_wait
+from ._exceptions import HarnessError, _finite_wait, extend_upstream, lead_upstream
 from ._http_wire import (
     MAX_MESSAGE,
     html_title,
@@ -34,6 +34,7 @@ from ._http_wire import (
 from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
 from ._readers import extra_rules
 from ._registry import code_info, status_code
+from ._safe_copy import MAX_INT_BITS
 from ._safe_read import field, integer, sequence
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 
@@ -495,15 +496,21 @@ def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.startswith(KEEP_HEADERS)}
 
 
-def upstream_of(facts: Facts) -> dict[str, Any]:
-    """The ``upstream`` member for ``facts``: provider first, then what the vendor said.
-
-    The texts are cut here; the error's constructor redacts and bounds the whole mapping
-    once (``sanitize``) when it stores it.
+def upstream_parts(facts: Facts) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``upstream`` member for ``facts`` in two parts: the library's own members (the
+    provider's name, a status that is a plain ``int``), which lead it, then what the vendor
+    said. The texts are cut here; the error's constructor redacts and bounds the vendor's
+    part (``sanitize``) when it stores it, and ``build`` puts the library's own in front
+    as they are: they are plain, immutable values it made. A status of any other type (an
+    ``int`` subclass, a text) comes from a vendor object: it leads the vendor's part.
     """
-    up: dict[str, Any] = {"provider": facts.provider}
-    if facts.status is not None:
-        up["status"] = facts.status
+    own: dict[str, Any] = {"provider": facts.provider}
+    up: dict[str, Any] = {}
+    status = facts.status
+    if type(status) is int and status.bit_length() <= MAX_INT_BITS:
+        own["status"] = status
+    elif status is not None:
+        up["status"] = status
     code = facts.vendor_code or facts.vendor_type
     if code:
         up["code"] = short(code, 256)
@@ -527,7 +534,7 @@ def upstream_of(facts: Facts) -> dict[str, Any]:
         up[short(str(key), 256)] = value
     if facts.text and facts.body is None and not facts.message:
         up["body"] = short(facts.text, 1024)
-    return up
+    return own, up
 
 
 def detail_of(facts: Facts) -> str:
@@ -609,8 +616,9 @@ def build(
         quota = _walls.quota_of(facts, code, retryable, wait)
     except Exception:  # a wall that cannot be read is left out
         quota = None
+    own: dict[str, Any] = {}
     try:
-        upstream = upstream_of(facts)
+        own, upstream = upstream_parts(facts)
     except Exception as bug:
         upstream = {
             "unreadable": f"normalize-errors could not read the facts ({type(bug).__name__})"
@@ -621,7 +629,7 @@ def build(
         except Exception:  # no account can be read: the title stands in
             detail = None
     info = code_info(code)
-    return class_for_code(code)(
+    err = class_for_code(code)(
         detail,
         code=code,
         title=info.title,
@@ -636,11 +644,16 @@ def build(
         upstream=upstream,
         quota=quota,
     )
+    lead_upstream(err, own)  # the library's own members, not passed through the copy
+    return err
 
 
 def add_upstream(err: HarnessError, members: Mapping[str, Any]) -> None:
-    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name)."""
-    err.upstream = {**err.upstream, **members}
+    """Add ``members`` to ``err.upstream`` (they win over the vendor's of the same name).
+
+    Only ``members`` go through the safe copy: what ``err.upstream`` holds already has.
+    """
+    extend_upstream(err, members)
 
 
 def stop_error(
