@@ -33,7 +33,7 @@ import openai
 
 from normalize_errors import HarnessError, diagnose, from_response, normalize
 from normalize_errors._facade import diagnose_stream
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.bindings.http import read_problem
 
 SIZES = (10_000, 100_000, 1_000_000)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from normalize_errors import HarnessError, redact
-from normalize_errors._safe_copy import sanitize
+from normalize_errors._base._safe_copy import sanitize
 
 WORST = {
     "JWT heads (eyJ-)": "eyJ-",

@@ -49,7 +49,7 @@ from typing import Any
 
 import normalize_errors
 from normalize_errors import normalize, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.replay import load, run, shipped
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: no network at import
@@ -505,8 +505,8 @@ def bench_wrap(quick: bool) -> dict[str, Any]:
     )
 
     # The proxy's own cost per chunk, without SSE parsing: iterate prebuilt chunks.
-    from normalize_errors._wrap import _Options
-    from normalize_errors._wrap_streams import _Stream
+    from normalize_errors._wrapping._wrap import _Options
+    from normalize_errors._wrapping._wrap_streams import _Stream
 
     items = [Chunk() for _ in range(100_000)]
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from types import FunctionType as _FunctionType
 
-from ._code_classes import (
+from ._base._redact import redact
+from ._facade import check, diagnose, from_response, normalize
+from ._model._code_classes import (
     ApprovalDeniedError,
     BudgetExceededError,
     ContentFilteredError,
@@ -53,34 +55,26 @@ from ._code_classes import (
     UpstreamUnavailableError,
     class_for_code,
 )
-from ._exceptions import HarnessError, ProblemFormatError
-from ._facade import check, diagnose, from_response, normalize
-from ._pickling import CauseStandIn
-from ._quota import Quota
-from ._readers import (
+from ._model._exceptions import HarnessError, ProblemFormatError
+from ._model._pickling import CauseStandIn
+from ._model._quota import Quota
+from ._model._registry import CATEGORIES, CODES, IANA_TYPE, PRE_REGISTRATION_TYPE, CodeInfo
+from ._reading._readers import (
     add_rules,
     register_reader,
     register_response_reader,
     unregister_reader,
     unregister_response_reader,
 )
-from ._redact import redact
-from ._registry import (
-    CATEGORIES,
-    CODES,
-    IANA_TYPE,
-    PRE_REGISTRATION_TYPE,
-    CodeInfo,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._normalized import normalized
-    from ._rules import Rule, rule
-    from ._types import Advice, Limit, Location, Origin, StreamSummary
-    from ._wrap import wrap
+    from ._base._types import Advice, Limit, Location, Origin, StreamSummary
+    from ._reading._rules import Rule, rule
+    from ._wrapping._normalized import normalized
+    from ._wrapping._wrap import wrap
 
 __all__ = [
     "CATEGORIES",
@@ -172,19 +166,19 @@ def __getattr__(name: str) -> Any:
     # tables' machinery (dataclasses, json), the member types typing: a plain import
     # pays for none of them.
     if name == "wrap":
-        from ._wrap import wrap
+        from ._wrapping._wrap import wrap
 
         return _exported(wrap)
     if name == "normalized":
-        from ._normalized import normalized
+        from ._wrapping._normalized import normalized
 
         return _exported(normalized)
     if name in ("rule", "Rule"):  # they need re: loaded on first use
-        from . import _rules
+        from ._reading import _rules
 
         return _exported(getattr(_rules, name))
     if name in ("Advice", "Origin", "Limit", "Location", "StreamSummary"):  # typing: the same
-        from . import _types
+        from ._base import _types
 
         return _exported(getattr(_types, name))
     if name == "__version__":

@@ -10,13 +10,13 @@ HTTP responses.
 
 from __future__ import annotations
 
-from ._code_classes import HarnessInternalError, class_for_code
-from ._exceptions import HarnessError
-from ._groups import Walk, group, group_members, group_type, through_chain
-from ._http_wire import body_text, lower_headers, parse_body, short, stream_error
-from ._readers import exception_reader, response_readers, routes
-from ._safe_read import described, integer, qualname
-from ._stdlib import internal, safe_text, stdlib
+from ._base._http_wire import body_text, lower_headers, parse_body, short, stream_error
+from ._base._safe_read import described, integer, qualname
+from ._model._code_classes import HarnessInternalError, class_for_code
+from ._model._exceptions import HarnessError
+from ._model._groups import Walk, group, group_members, group_type, through_chain
+from ._reading._readers import exception_reader, response_readers, routes
+from ._reading._stdlib import internal, safe_text, stdlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ def respond(
     """
     parsed, lowered, code = parse_body(body), lower_headers(headers), integer(status)
     if isinstance(parsed, dict) and "error" in parsed:
-        from ._envelopes import nested_error
+        from ._reading._envelopes import nested_error
 
         inner = nested_error(parsed)  # a client's error wrapping the provider's, as text
         if inner is not None:
@@ -278,7 +278,7 @@ def respond(
     if provider is not None and provider not in routing.NAMES:
         provider = None  # a name no adapter or reader has: the body's shape decides
     if code is not None and 200 <= code <= 299:
-        from ._envelopes import error_object  # on first use: importing the package stays small
+        from ._reading._envelopes import error_object
 
         found = stream_error(body_text(body)) or error_object(parsed)  # a vendor envelope
         printed = None if found is not None or parsed is not None else body_text(body, 4096)
@@ -345,7 +345,7 @@ def diagnose(
     provider = _provider_name(provider)
     try:
         if isinstance(result, (str, bytes, bytearray)) and _answers_in_objects(provider):
-            from ._not_answers import not_an_answer  # no SDK returns text as its answer
+            from ._not_answers import not_an_answer
 
             found = not_an_answer(result, provider)
             found.result = result
@@ -393,8 +393,8 @@ def diagnose_stream(
     provider = _provider_name(provider)
     try:
         if isinstance(chunks, (str, bytes, bytearray, memoryview)):
-            from ._http_wire import stream_events
-            from ._stream_state import DONE_MARK
+            from ._base._http_wire import stream_events
+            from ._reading._stream_state import DONE_MARK
 
             text = body_text(chunks)
             chunks = stream_events(text)

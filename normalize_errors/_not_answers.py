@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._code_classes import class_for_code
-from ._exceptions import HarnessError
-from ._http_wire import html_title, short
-from ._safe_read import frames, module_of, qualname
+from ._base._http_wire import html_title, short
+from ._base._safe_read import frames, module_of, qualname
+from ._model._code_classes import class_for_code
+from ._model._exceptions import HarnessError
 from .providers._routing import provider_of_module
 
 __all__ = [
@@ -134,7 +134,7 @@ def reported(members: dict[str, Any], provider: str) -> HarnessError:
     such as MiniMax's ``base_resp``, a stated status, OpenAI's bare error object) read as
     ``from_response`` reads it inside a 2xx, by the adapter of its shape; else
     ``not_a_result``: JSON, but not the API's answer."""
-    from ._envelopes import error_object
+    from ._reading._envelopes import error_object
 
     body = error_object(members)
     if body is None:

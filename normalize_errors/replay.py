@@ -25,10 +25,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from . import _facade, _replay_calls
-from ._cassette import MAX_BYTES, CassetteError
-from ._cassette import read as read_cassette
-from ._exceptions import HarnessError
+from . import _facade
+from ._model._exceptions import HarnessError
+from ._wrapping import _replay_calls
+from ._wrapping._cassette import MAX_BYTES, CassetteError
+from ._wrapping._cassette import read as read_cassette
 
 __all__ = [
     "MAX_BYTES",

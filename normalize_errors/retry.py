@@ -62,10 +62,10 @@ from typing import Any, Final, NoReturn, TypeVar
 import tenacity
 from tenacity import RetryCallState
 
-from ._code_classes import BudgetExceededError, class_for_code
-from ._dropin import copy_dropin
-from ._exceptions import HarnessError
 from ._facade import normalize
+from ._model._code_classes import BudgetExceededError, class_for_code
+from ._model._dropin import copy_dropin
+from ._model._exceptions import HarnessError
 from .resilience._attempts import Tracker
 from .resilience._budget import Budget, attempt, chosen
 from .resilience._common import marking, refused, replay_refusal

@@ -24,7 +24,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from normalize_errors._cli import registry_rows
-from normalize_errors._registry import status_code
+from normalize_errors._model._registry import status_code
 from normalize_errors.providers import NAMES
 from normalize_errors.providers._routing import adapter
 
@@ -36,7 +36,7 @@ def codes_table() -> str:
     contents), each with a table of its codes. A code and its class share a cell, one above
     the other, so the table fits the page's width (1280 px) without a name split mid-word."""
     from normalize_errors import CATEGORIES
-    from normalize_errors._code_classes import class_for_code
+    from normalize_errors._model._code_classes import class_for_code
 
     rows = registry_rows()
     lines: list[str] = []
@@ -142,7 +142,7 @@ def status_table() -> str:
 def uhp_in_table() -> str:
     """How ``from_envelope`` reads each UHP code, then unknown codes by type."""
     from normalize_errors import CODES
-    from normalize_errors._code_classes import class_for_code
+    from normalize_errors._model._code_classes import class_for_code
     from normalize_errors.bindings import uhp
 
     out = ["| UHP `code` | HTTP | harness code | retryable |", "|---|---|---|---|"]
@@ -170,7 +170,7 @@ def uhp_in_table() -> str:
 def uhp_out_table() -> str:
     """What ``to_envelope`` writes for each harness code (grouped)."""
     from normalize_errors import CODES
-    from normalize_errors._code_classes import class_for_code
+    from normalize_errors._model._code_classes import class_for_code
     from normalize_errors.bindings import uhp
 
     groups: dict[tuple[int, str, str], list[str]] = {}
@@ -190,7 +190,7 @@ def uhp_out_table() -> str:
 
 def site_table() -> str:
     """How ``from_site_error`` reads each site code and ``retry`` word, with the advice."""
-    from normalize_errors._code_classes import class_for_code
+    from normalize_errors._model._code_classes import class_for_code
     from normalize_errors.bindings import site
 
     out = [

@@ -39,8 +39,8 @@ from urllib.parse import urlsplit, urlunsplit
 import vcr
 import yaml
 
-from normalize_errors import _replay_calls
-from normalize_errors._rules import KEEP_HEADERS
+from normalize_errors._reading._rules import KEEP_HEADERS
+from normalize_errors._wrapping import _replay_calls
 from normalize_errors.testing._record import (  # what users record with
     REQUEST_HEADERS,
     cassette_text,

@@ -78,7 +78,7 @@ def lib(request: pytest.FixtureRequest) -> Any:
 def clean_registry() -> Iterator[None]:
     """The test ends with nothing registered but the library's own readers: the readers,
     response readers and rules it adds (``register_reader``, ``add_rules``, ...) are gone."""
-    from normalize_errors import _readers
+    from normalize_errors._reading import _readers
 
     saved = dict(_readers.BUILTIN)
     saved_responses = dict(_readers.BUILTIN_RESPONSES)

@@ -120,7 +120,7 @@ def needed(scenario: Any) -> None:
     The native SDKs of OpenAI-compatible vendors (``metadata.sdk``) and Cohere's are installed
     in the newest environments only, and fireworks-ai in one of its own (.ci/run says why).
     """
-    from normalize_errors._replay_calls import SDKS
+    from normalize_errors._wrapping._replay_calls import SDKS
 
     if scenario.sdk is not None:
         pytest.importorskip(SDKS[scenario.sdk].module, reason=f"needs the {scenario.sdk} SDK")
@@ -238,7 +238,7 @@ def wrapped_openai(name: str) -> Any:
     import openai
 
     from normalize_errors import wrap
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http = http_library("openai")
     status, headers, body = recorded("openai", name)
@@ -266,7 +266,7 @@ def deciding_rows() -> Iterator[set[tuple[str, int]]]:
     exactly the rows that decided something. This is the one
     place in the tests that knows how rows are tried: if the engine changes, change it here.
     """
-    from normalize_errors._rules import Rule
+    from normalize_errors._reading._rules import Rule
     from normalize_errors.providers import NAMES
     from normalize_errors.providers._routing import available
 

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from normalize_errors import HarnessError, normalize, normalized, redact, wrap
-from normalize_errors._redact import secret_name
-from normalize_errors._safe_copy import sanitize
+from normalize_errors._base._redact import secret_name
+from normalize_errors._base._safe_copy import sanitize
 
 from .support import is_instance
 

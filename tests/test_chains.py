@@ -6,8 +6,8 @@ from __future__ import annotations
 import openai
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors._groups import MAX_CHAIN
-from normalize_errors._replay_calls import http_library
+from normalize_errors._model._groups import MAX_CHAIN
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .support import raised, valid
 

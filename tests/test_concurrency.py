@@ -16,7 +16,7 @@ from typing import Any
 import openai
 
 from normalize_errors import HarnessError, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .support import cassette
 

@@ -30,7 +30,7 @@ from typing import Any, Final
 import pytest
 
 from normalize_errors import HarnessError, corpus, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 CASES: Final = corpus.load()
 MISSES: Final = corpus.known_misses()

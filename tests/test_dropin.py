@@ -31,9 +31,9 @@ from normalize_errors import (
     redact,
     wrap,
 )
-from normalize_errors._dropin import VENDOR_NAMES, dropin_class, make_dropin
-from normalize_errors._replay_calls import http_library
-from normalize_errors._wrap import typed_error
+from normalize_errors._model._dropin import VENDOR_NAMES, dropin_class, make_dropin
+from normalize_errors._wrapping._replay_calls import http_library
+from normalize_errors._wrapping._wrap import typed_error
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 from .support import is_instance, needed, recorded
@@ -71,7 +71,7 @@ def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """A wall read from a response without a ``Date`` header is measured from this machine's
     clock (``err.quota.resets_in``): fixed here, so the drop-in's reading of a failure and
     ``normalize()``'s, made a moment apart, agree to the millisecond."""
-    from normalize_errors import _calendar
+    from normalize_errors._base import _calendar
 
     now = time.time()
     monkeypatch.setattr(_calendar, "time", SimpleNamespace(time=lambda: now, gmtime=time.gmtime))
@@ -540,7 +540,7 @@ def test_two_threads_asking_for_the_same_drop_in_class_get_one() -> None:
     import time
     import weakref
 
-    from normalize_errors import _dropin
+    from normalize_errors._model import _dropin
 
     class RacedError(Exception):
         pass
@@ -573,7 +573,7 @@ def test_a_drop_in_whose_cause_was_cleared_pickles_without_one() -> None:
 def test_the_harness_class_behind_a_drop_in_class() -> None:
     """``_pickling._harness_class`` (used by ``repr``): a drop-in class gives the harness
     class it was made from, a plain harness class itself."""
-    from normalize_errors._pickling import _harness_class
+    from normalize_errors._model._pickling import _harness_class
 
     cls = dropin_class(UpstreamRateLimitedError, GatewayError)
     assert cls is not UpstreamRateLimitedError

@@ -22,10 +22,10 @@ from normalize_errors import (
     PolicyError,
     UpstreamError,
     UpstreamRateLimitedError,
-    _code_classes,
     class_for_code,
 )
-from normalize_errors._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES
+from normalize_errors._model import _code_classes
+from normalize_errors._model._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES
 
 ALL_CLASSES = [
     obj
@@ -458,8 +458,8 @@ def test_a_pickle_names_the_public_classes_and_loads_in_a_fresh_interpreter() ->
     assert named == {
         "normalize_errors.UpstreamUnavailableError",
         "normalize_errors.OutputTruncatedError",
-        "normalize_errors._pickling._restore",
-        "normalize_errors._pickling._rebuild_named",
+        "normalize_errors._model._pickling._restore",
+        "normalize_errors._model._pickling._rebuild_named",
         "normalize_errors.CodeInfo",
     }
     data = pickle.dumps(err)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from normalize_errors._http_wire import (
+from normalize_errors._base._http_wire import (
     MAX_JSON,
     body_text,
     html_title,
@@ -15,7 +15,7 @@ from normalize_errors._http_wire import (
     stainless_retry_count,
     stream_error,
 )
-from normalize_errors._safe_read import text_of
+from normalize_errors._base._safe_read import text_of
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 

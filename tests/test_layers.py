@@ -18,67 +18,48 @@ PACKAGE = Path(__file__).resolve().parent.parent / "normalize_errors"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # reading text, bounding it, redacting it; the data files; nothing of the error yet
-    (
-        "foundation",
-        (
-            "_lazy", "_patterns", "_secret_names", "_redact", "_safe_copy", "_safe_read",
-            "_types", "_calendar", "_caller_line", "_provider_files", "_http_wire",
-        ),
-    ),
+    ("foundation", ("_base",)),
     # the error model and the registry of codes
-    (
-        "model",
-        (
-            "_registry", "_quota", "_pickling", "_exceptions", "_code_classes", "_problem",
-            "_dropin", "_groups",
-        ),
-    ),
+    ("model", ("_model",)),
     # reading a failure: facts, rows, families, hints, streams' state machines
-    (
-        "reading",
-        (
-            "_envelopes", "_stated_limits", "_tool_refusals", "_wording", "_walls", "_readers",
-            "_rules", "_tables", "_from_exception", "_stdlib", "_stream_state",
-        ),
-    ),
+    ("reading", ("_reading",)),
     # one module per provider, and the registry that routes to them
     ("providers", ("providers",)),
     # normalize(), from_response(), diagnose(): the public functions, and the package's
     # eager exports (normalize_errors/__init__.py)
     ("facade", ("_facade", "_not_answers", "")),
     # wrap(), streams, drop-ins, cassettes and replay
-    ("wrapping", ("_wrap", "_wrap_kinds", "_wrap_streams", "_normalized", "_cassette",
-                  "_replay_calls", "replay")),
+    ("wrapping", ("_wrapping", "replay")),
     # what uses errors: retries, bindings, frameworks, resilience, the pytest plugin, the corpus
     ("uses", ("retry", "bindings", "frameworks", "resilience", "testing", "corpus")),
     # the command line
-    ("cli", ("_cli", "_pasted", "__main__")),
-)  # fmt: skip
+    ("cli", ("_cli", "__main__")),
+)
 
 FUNCTION_LEVEL: frozenset[tuple[str, str]] = frozenset(
     {
         # lazy, for import time (`import normalize_errors` stays under 15 ms and imports no
         # SDK): the package's attributes, the CLI's commands, the plugin's helpers, a binding or
         # a framework reading the facade only when called
-        ("normalize_errors", "_normalized"),
-        ("normalize_errors", "_rules"),
-        ("normalize_errors", "_types"),
-        ("normalize_errors", "_wrap"),
+        ("normalize_errors", "_wrapping._normalized"),
+        ("normalize_errors", "_reading._rules"),
+        ("normalize_errors", "_base._types"),
+        ("normalize_errors", "_wrapping._wrap"),
         ("_cli", "_facade"),
-        ("_cli", "_groups"),
-        ("_cli", "_pasted"),
-        ("_cli", "_redact"),
-        ("_cli", "_wrap"),
+        ("_cli", "_model._groups"),
+        ("_cli", "_cli._pasted"),
+        ("_cli", "_base._redact"),
+        ("_cli", "_wrapping._wrap"),
         ("_cli", "corpus"),
         ("_cli", "replay"),
         ("_cli", "testing"),
         ("testing", "testing._faults"),
         ("testing", "testing._record"),
-        ("testing._faults", "_cassette"),
+        ("testing._faults", "_wrapping._cassette"),
         ("testing._faults", "replay"),
         ("testing.plugin", "testing._faults"),
         ("corpus", "_facade"),
-        ("corpus", "_tables"),
+        ("corpus", "_reading._tables"),
         ("bindings.otel", "_facade"),
         ("bindings.starlette", "_facade"),
         ("replay", "providers"),
@@ -92,31 +73,31 @@ FUNCTION_LEVEL: frozenset[tuple[str, str]] = frozenset(
         ("frameworks.pydantic_ai", "normalize_errors"),
         # upward, to the providers' registry or the facade: the model and the reading layer
         # ask "which provider?" or "read this nested failure" (a cycle held apart)
-        ("_exceptions", "_code_classes"),
-        ("_exceptions", "_problem"),
-        ("_pickling", "_dropin"),
-        ("_pickling", "_exceptions"),
-        ("_pickling", "providers._routing"),
-        ("_readers", "_rules"),
-        ("_from_exception", "_facade"),
-        ("_facade", "_envelopes"),
-        ("_facade", "_http_wire"),
+        ("_model._exceptions", "_model._code_classes"),
+        ("_model._exceptions", "_model._problem"),
+        ("_model._pickling", "_model._dropin"),
+        ("_model._pickling", "_model._exceptions"),
+        ("_model._pickling", "providers._routing"),
+        ("_reading._readers", "_reading._rules"),
+        ("_reading._from_exception", "_facade"),
+        ("_facade", "_reading._envelopes"),
+        ("_facade", "_base._http_wire"),
         ("_facade", "_not_answers"),
-        ("_facade", "_stream_state"),
+        ("_facade", "_reading._stream_state"),
         ("_facade", "bindings.http"),
         ("_facade", "frameworks._common"),
         ("_facade", "providers"),
         ("_facade", "providers._routing"),
-        ("_not_answers", "_envelopes"),
+        ("_not_answers", "_reading._envelopes"),
         ("_not_answers", "providers._routing"),
-        ("_wrap", "_not_answers"),
-        ("_wrap", "_wrap_streams"),
-        ("_wrap", "providers._routing"),
-        ("_wrap_streams", "_code_classes"),
-        ("_wrap_streams", "_facade"),
-        ("_wrap_streams", "providers._routing"),
+        ("_wrapping._wrap", "_not_answers"),
+        ("_wrapping._wrap", "_wrapping._wrap_streams"),
+        ("_wrapping._wrap", "providers._routing"),
+        ("_wrapping._wrap_streams", "_model._code_classes"),
+        ("_wrapping._wrap_streams", "_facade"),
+        ("_wrapping._wrap_streams", "providers._routing"),
         # an adapter and its stream machine, which reads events with the adapter
-        ("providers.anthropic", "_envelopes"),
+        ("providers.anthropic", "_reading._envelopes"),
         ("providers.anthropic", "_not_answers"),
         ("providers.anthropic", "providers._anthropic_stream"),
         ("providers.bedrock", "providers._bedrock_stream"),
@@ -249,7 +230,7 @@ def test_the_imports_inside_functions_are_the_listed_ones() -> None:
 
 
 CASES = [
-    ("normalize_errors._rules", "reading"),
+    ("normalize_errors._reading._rules", "reading"),
     ("normalize_errors.providers.openai._errors", "providers"),
     ("normalize_errors", "facade"),
     ("normalize_errors.bindings.otel", "uses"),
@@ -263,12 +244,12 @@ def test_layer_of_places_by_name(module: str, expected: str) -> None:
 
 def test_the_checks_find_an_upward_import_and_a_cycle() -> None:
     wrong: Graph = {
-        "normalize_errors._exceptions": ({"normalize_errors._wrap"}, set()),
-        "normalize_errors._wrap": ({"normalize_errors._rules"}, set()),
-        "normalize_errors._rules": ({"normalize_errors._exceptions"}, set()),
+        "normalize_errors._model._exceptions": ({"normalize_errors._wrapping._wrap"}, set()),
+        "normalize_errors._wrapping._wrap": ({"normalize_errors._reading._rules"}, set()),
+        "normalize_errors._reading._rules": ({"normalize_errors._model._exceptions"}, set()),
     }
-    assert upward(wrong) == ["_exceptions (model) imports _wrap (wrapping)"]
+    assert upward(wrong) == ["_model._exceptions (model) imports _wrapping._wrap (wrapping)"]
     assert cycles(wrong) == [
-        ["normalize_errors._exceptions", "normalize_errors._wrap", "normalize_errors._rules",
-         "normalize_errors._exceptions"]
+        ["normalize_errors._model._exceptions", "normalize_errors._wrapping._wrap",
+         "normalize_errors._reading._rules", "normalize_errors._model._exceptions"]
     ]  # fmt: skip

@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from normalize_errors import HarnessError, check, normalize, normalized, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.replay import load, run, shipped
 
 PAGE = "<!DOCTYPE html><html><head><title>Sign in to the Wi-Fi</title></head><body></body></html>"

@@ -1,4 +1,4 @@
-"""``normalize-errors classify`` on what a person pastes (``normalize_errors/_pasted.py``).
+"""``normalize-errors classify`` on what a person pastes (``normalize_errors/_cli/_pasted.py``).
 
 The argument (a file, a folder, or the text itself), chained and grouped tracebacks of real
 SDK exceptions, and text that holds nothing a provider sends. The tracebacks are real: each
@@ -438,7 +438,7 @@ def test_a_traceback_whose_indentation_was_lost_is_read_the_same() -> None:
 def test_the_exceptions_of_a_traceback_are_read_apart() -> None:
     """The tree ``exceptions`` reads from a printed chain of groups: each exception with its
     own message (several lines, a note), each group with its members' chains."""
-    from normalize_errors._pasted import exceptions
+    from normalize_errors._cli._pasted import exceptions
 
     try:
         try:
@@ -469,7 +469,7 @@ def test_the_exceptions_of_a_traceback_are_read_apart() -> None:
 def anthropic_raised(status: int, body: bytes, headers: dict[str, str]) -> Exception:
     """The exception the real anthropic client raises for an answer of ``status``."""
     anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK")
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http = http_library("anthropic")
 

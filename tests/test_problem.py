@@ -237,7 +237,7 @@ def test_the_innermost_entry_is_read_without_an_empty_or_looping_causes_list() -
 def test_the_walk_to_the_innermost_entry_is_bounded_too() -> None:
     """A chain longer than ``MAX_LEAF_STEPS`` past the depth limit: the walk stops where its
     budget ends, and the entry it reached is kept without its remaining causes."""
-    from normalize_errors._problem import MAX_LEAF_STEPS
+    from normalize_errors._model._problem import MAX_LEAF_STEPS
 
     obj: dict[str, Any] = {"code": "tool.execution_failed", "detail": "root"}
     for level in range(MAX_LEAF_STEPS + 100):

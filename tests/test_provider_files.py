@@ -22,11 +22,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from normalize_errors import CODES, _provider_files, corpus, from_response
+from normalize_errors import CODES, corpus, from_response
+from normalize_errors._base import _provider_files
 from normalize_errors._cli import main
-from normalize_errors._rules import Facts, Rule, classify
-from normalize_errors._tables import TIERS, leaving_out, load_classes, load_table
-from normalize_errors._wording import FAMILIES
+from normalize_errors._reading._rules import Facts, Rule, classify
+from normalize_errors._reading._tables import TIERS, leaving_out, load_classes, load_table
+from normalize_errors._reading._wording import FAMILIES
 from normalize_errors.providers import openai as openai_adapter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -266,10 +267,10 @@ def test_adding_an_openai_compatible_vendor_is_a_data_file(
 def test_the_data_files_are_not_read_by_import() -> None:
     code = (
         "import sys, normalize_errors\n"
-        "assert 'normalize_errors._provider_files' not in sys.modules\n"
+        "assert 'normalize_errors._base._provider_files' not in sys.modules\n"
         "assert 'tomllib' not in sys.modules\n"
         "normalize_errors.from_response(429, {}, b'{}')\n"
-        "assert 'normalize_errors._provider_files' in sys.modules\n"
+        "assert 'normalize_errors._base._provider_files' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

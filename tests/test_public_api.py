@@ -238,7 +238,7 @@ def test_the_member_types_are_real_types_loaded_on_first_use() -> None:
     code = (
         "import sys\n"
         "import normalize_errors\n"
-        "assert 'normalize_errors._types' not in sys.modules\n"
+        "assert 'normalize_errors._base._types' not in sys.modules\n"
         "import typing\n"
         "advice = normalize_errors.Advice\n"
         "print(sorted(typing.get_args(advice)))\n"

@@ -12,7 +12,6 @@ from normalize_errors import (
     HarnessError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
-    _readers,
     add_rules,
     from_response,
     normalize,
@@ -22,6 +21,7 @@ from normalize_errors import (
     unregister_reader,
     unregister_response_reader,
 )
+from normalize_errors._reading import _readers
 from normalize_errors.replay import load, run, shipped
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "extending.md"

@@ -8,7 +8,7 @@ import pytest
 
 import normalize_errors
 from normalize_errors import CATEGORIES, CODES, class_for_code
-from normalize_errors._registry import code_info, status_code
+from normalize_errors._model._registry import code_info, status_code
 
 # Table 2 of draft-ouchi-agent-harness-errors (section 5.2): code | title | origin | R | M
 TABLE_2 = """

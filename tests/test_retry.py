@@ -24,7 +24,7 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.retry import (
     async_repair,
     async_retrying,

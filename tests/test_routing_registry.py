@@ -64,7 +64,7 @@ ADAPTER = '''\
 
 from typing import Any
 
-from .._code_classes import class_for_code
+from .._model._code_classes import class_for_code
 
 NAME = "acme"
 TABLE: tuple[Any, ...] = ()
@@ -162,7 +162,8 @@ PROBE = """\
 import io, json, sys
 import acmesdk, novasdk
 from normalize_errors import HarnessError, normalize, wrap
-from normalize_errors import _cli, _replay_calls, replay
+from normalize_errors import _cli, replay
+from normalize_errors._wrapping import _replay_calls
 from normalize_errors.providers import NAMES, _routing
 from normalize_errors.providers.openai import _errors
 
@@ -250,7 +251,7 @@ def test_a_provider_added_to_the_registry_is_known_everywhere(tmp_path: Path) ->
 def test_an_unregistered_name_is_refused_where_a_registered_one_is_taken() -> None:
     """The counterpart of the test above, in this interpreter: ``acme`` is no provider here."""
     from normalize_errors import _cli
-    from normalize_errors._replay_calls import SDKS
+    from normalize_errors._wrapping._replay_calls import SDKS
 
     assert "nova" not in SDKS
     with pytest.raises(SystemExit):
@@ -261,9 +262,9 @@ def test_an_unregistered_name_is_refused_where_a_registered_one_is_taken() -> No
 
 ROUTERS = (
     "providers/_routing.py",
-    "_replay_calls.py",
-    "_cli.py",
-    "_wrap.py",
+    "_wrapping/_replay_calls.py",
+    "_cli/__init__.py",
+    "_wrapping/_wrap.py",
     "_facade.py",
     "providers/openai/_errors.py",
 )
@@ -273,22 +274,46 @@ _SDK_CALLS = frozenset({"openai", "anthropic", "google", "cohere", "http"})
 
 ALLOWED: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     # (module, the top-level definition holding them): (the names, why they are there)
-    ("_replay_calls.py", "BASE_URLS"): (_SDK_CALLS, "the live API of each provider's cassettes"),
-    ("_replay_calls.py", "DUMMY_KEYS"): (_SDK_CALLS, "a key of the shape each SDK accepts"),
-    ("_replay_calls.py", "CALLS"): (_SDK_CALLS, "the SDK calls a cassette scenario can name"),
-    ("_replay_calls.py", "_MODELS"): (_SDK_CALLS, "the model each scenario call names"),
-    ("_replay_calls.py", "_kwargs"): (_SDK_CALLS, "each SDK's call arguments: its own code"),
-    ("_replay_calls.py", "_cohere_kwargs"): (_SDK_CALLS, "Cohere's call arguments: its code"),
-    ("_replay_calls.py", "_client"): (
+    ("_wrapping/_replay_calls.py", "BASE_URLS"): (
+        _SDK_CALLS,
+        "the live API of each provider's cassettes",
+    ),
+    ("_wrapping/_replay_calls.py", "DUMMY_KEYS"): (
+        _SDK_CALLS,
+        "a key of the shape each SDK accepts",
+    ),
+    ("_wrapping/_replay_calls.py", "CALLS"): (
+        _SDK_CALLS,
+        "the SDK calls a cassette scenario can name",
+    ),
+    ("_wrapping/_replay_calls.py", "_MODELS"): (_SDK_CALLS, "the model each scenario call names"),
+    ("_wrapping/_replay_calls.py", "_kwargs"): (
+        _SDK_CALLS,
+        "each SDK's call arguments: its own code",
+    ),
+    ("_wrapping/_replay_calls.py", "_cohere_kwargs"): (
+        _SDK_CALLS,
+        "Cohere's call arguments: its code",
+    ),
+    ("_wrapping/_replay_calls.py", "_client"): (
         _SDK_CALLS | {"google.genai"},
         "how each SDK's client is built: that SDK's own code",
     ),
-    ("_replay_calls.py", "call"): (_SDK_CALLS, "how each SDK's call is made: its own code"),
-    ("_replay_calls.py", "acall"): (_SDK_CALLS, "how each SDK's async call is made: its code"),
+    ("_wrapping/_replay_calls.py", "call"): (
+        _SDK_CALLS,
+        "how each SDK's call is made: its own code",
+    ),
+    ("_wrapping/_replay_calls.py", "acall"): (
+        _SDK_CALLS,
+        "how each SDK's async call is made: its code",
+    ),
     ("providers/openai/_errors.py", "NAME"): (frozenset({"openai"}), "the adapter's own name"),
-    ("_cli.py", "_codes"): (frozenset({"http"}), "the column of a code's HTTP status"),
-    ("_cli.py", "_parser"): (frozenset({"http"}), "a corpus case's kind: an HTTP response"),
-    ("_wrap.py", "_Options"): (frozenset({"http"}), "the name of a slot"),
+    ("_cli/__init__.py", "_codes"): (frozenset({"http"}), "the column of a code's HTTP status"),
+    ("_cli/__init__.py", "_parser"): (
+        frozenset({"http"}),
+        "a corpus case's kind: an HTTP response",
+    ),
+    ("_wrapping/_wrap.py", "_Options"): (frozenset({"http"}), "the name of a slot"),
 }
 """The places of those modules where a registered name may be written, each with its reason:
 replay's scenario calls (how each SDK's client is built and called is that SDK's own code,

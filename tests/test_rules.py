@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from normalize_errors._http_wire import lower_headers
-from normalize_errors._rules import Facts, context_limit, retry_hint, rule
+from normalize_errors._base._http_wire import lower_headers
+from normalize_errors._reading._rules import Facts, context_limit, retry_hint, rule
 from normalize_errors.providers import NAMES
 from normalize_errors.providers._routing import adapter
 
@@ -111,7 +111,7 @@ def test_context_limits_in_messages(message: str, limit: dict[str, int] | None) 
 def test_an_error_is_built_from_its_facts_at_once_and_keeps_none_of_them() -> None:
     """Every member is read when the error is made; changing the facts afterwards (or the
     vendor objects they came from) changes nothing in the error."""
-    from normalize_errors._rules import build
+    from normalize_errors._reading._rules import build
 
     headers = {"Retry-After": "7", "x-request-id": "req_1"}
     lowered = lower_headers(headers)
@@ -143,7 +143,7 @@ def test_offered_tools_of_every_shape_and_what_is_no_collection() -> None:
     """Names, OpenAI and Anthropic specs and Gemini declarations give the offered names; a
     declaration without a name adds none; something that is no collection offers nothing
     to check against (None, not an empty set)."""
-    from normalize_errors._rules import offered_names
+    from normalize_errors._reading._rules import offered_names
 
     tools = [
         "lookup",
@@ -162,7 +162,8 @@ def test_a_table_is_indexed_when_it_is_made_and_nothing_is_kept_per_failure() ->
     rules added again and again, leave nothing behind, and every answer is right."""
     import json
 
-    from normalize_errors import _readers, _rules, add_rules, from_response
+    from normalize_errors import add_rules, from_response
+    from normalize_errors._reading import _readers, _rules
     from normalize_errors.providers import openai as openai_adapter
 
     assert not hasattr(_rules, "_INDEXES")
@@ -190,7 +191,7 @@ def test_a_table_is_indexed_when_it_is_made_and_nothing_is_kept_per_failure() ->
 
 
 def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> None:
-    from normalize_errors._rules import Facts, Table
+    from normalize_errors._reading._rules import Facts, Table
 
     by_id = rule("upstream.overloaded", "an id", ids=("busy",))
     by_status = rule("upstream.rate_limited", "a status", status=(429,))
@@ -209,7 +210,7 @@ def test_a_table_tries_the_rows_a_status_and_ids_can_select_in_table_order() -> 
 def test_one_usage_reader_reads_every_providers_token_counts() -> None:
     """Issue 23, item 3: each provider declares where its counts are (``USAGE``); one reader
     reads them all: spellings, a nested count, floats that are whole numbers."""
-    from normalize_errors._rules import read_usage
+    from normalize_errors._reading._rules import read_usage
     from normalize_errors.providers import cohere
     from normalize_errors.providers.google import _results as google
     from normalize_errors.providers.openai import _results as openai

@@ -11,15 +11,15 @@ import json
 import pytest
 
 from normalize_errors import HarnessError, check, from_response
-from normalize_errors._stated_limits import (
+from normalize_errors._reading._stated_limits import (
     context_numbers,
     never_met,
     rate_limit_found,
     rate_limit_headers,
     stated_limit,
 )
-from normalize_errors._tool_refusals import tool_failure
-from normalize_errors._wording import finish_failure
+from normalize_errors._reading._tool_refusals import tool_failure
+from normalize_errors._reading._wording import finish_failure
 
 
 def rate_limit_stated(lowered: str) -> tuple[dict[str, object] | None, bool]:

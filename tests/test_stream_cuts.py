@@ -28,7 +28,7 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .stream_shapes import first, lines, sse, transport
 from .support import is_instance, stream_of, valid

@@ -42,7 +42,7 @@ from google import genai
 from google.genai import errors as genai_errors
 
 from normalize_errors import HarnessError, class_for_code, from_response, normalize, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 # the event-stream framing and the boto3 client of the Bedrock adapter's tests
 from .providers.test_bedrock import MESSAGES as BEDROCK_MESSAGES

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from normalize_errors import HarnessError, corpus, from_response, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .support import recorded, stream_of, valid
 from .test_corpus_sdks import served_body
@@ -159,7 +159,7 @@ def test_an_unnamed_error_event_after_named_events_is_raised_at_the_end() -> Non
 def test_the_watch_keeps_no_passed_over_event_once_a_chunk_has_come() -> None:
     """Only the events before the first chunk are kept (the last 64 of them), and nothing
     when the client does not check: ``wrap(check=False)`` reads the stream as the SDK does."""
-    from normalize_errors import _wrap_streams
+    from normalize_errors._wrapping import _wrap_streams
 
     _, _, recorded_body = recorded("anthropic", "stream_max_tokens")
     stream = wrap(anthropic_over(recorded_body)).messages.create(

@@ -15,7 +15,7 @@ import pytest
 
 from normalize_errors import HarnessError, diagnose
 from normalize_errors._facade import diagnose_stream
-from normalize_errors._stream_state import (
+from normalize_errors._reading._stream_state import (
     DONE_MARK,
     MAX_ARGUMENTS,
     MAX_KEPT_TEXT,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors._rules import Facts, add_upstream, build
-from normalize_errors._safe_copy import Batch
+from normalize_errors._base._safe_copy import Batch
+from normalize_errors._reading._rules import Facts, add_upstream, build
 from normalize_errors.replay import load, run, shipped
 from tests.support import needed
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from normalize_errors import Quota, from_response, normalize
-from normalize_errors import _calendar as dates
-from normalize_errors import _walls as walls
-from normalize_errors._rules import retry_hint
+from normalize_errors._base import _calendar as dates
+from normalize_errors._reading import _walls as walls
+from normalize_errors._reading._rules import retry_hint
 
 NOW = 1_796_630_400.0  # 2026-12-07T08:00:00Z (a Monday), 00:00 in Los Angeles (PST)
 DATE = "Mon, 07 Dec 2026 08:00:00 GMT"  # the same instant as a Date header

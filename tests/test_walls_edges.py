@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from normalize_errors import Quota, from_response
-from normalize_errors import _calendar as dates
-from normalize_errors import _walls as walls
+from normalize_errors._base import _calendar as dates
+from normalize_errors._reading import _walls as walls
 
 NOW = 1_796_630_400.0  # 2026-12-07T08:00:00Z, 00:00 in Los Angeles (PST)
 DATE = "Mon, 07 Dec 2026 08:00:00 GMT"

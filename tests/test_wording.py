@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, corpus, from_response, wrap
-from normalize_errors._envelopes import stated_status
-from normalize_errors._replay_calls import http_library
-from normalize_errors._rules import retry_hint
+from normalize_errors._reading._envelopes import stated_status
+from normalize_errors._reading._rules import retry_hint
+from normalize_errors._wrapping._replay_calls import http_library
 from tests.test_corpus_sdks import MESSAGES, serving
 
 

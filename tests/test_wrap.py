@@ -27,14 +27,13 @@ from normalize_errors import (
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
-    _caller_line,
-    _wrap,
-    _wrap_streams,
     normalize,
     normalized,
     wrap,
 )
-from normalize_errors._replay_calls import http_library
+from normalize_errors._base import _caller_line
+from normalize_errors._wrapping import _wrap, _wrap_streams
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.replay import cassette_paths, load, run, shipped
 
 from .support import cassette, is_instance, needed, raised, stream_of

@@ -26,7 +26,7 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .support import is_instance, recorded, stream_of
 

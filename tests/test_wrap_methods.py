@@ -32,8 +32,8 @@ from normalize_errors import (
     UpstreamUnavailableError,
     wrap,
 )
-from normalize_errors._replay_calls import http_library
-from normalize_errors._wrap import GENERATING, generates
+from normalize_errors._wrapping._replay_calls import http_library
+from normalize_errors._wrapping._wrap import GENERATING, generates
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
 

@@ -22,7 +22,7 @@ import pytest
 from google import genai
 
 from normalize_errors import HarnessError, OutputTruncatedError, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from .stream_shapes import lines, sse
 from .support import recorded

@@ -16,8 +16,8 @@ import openai
 import pytest
 
 from normalize_errors import wrap
-from normalize_errors._replay_calls import http_library
-from normalize_errors._stream_state import StreamState
+from normalize_errors._reading._stream_state import StreamState
+from normalize_errors._wrapping._replay_calls import http_library
 
 PIECE = 64 * 1024
 PIECES = 1024  # 64 MiB in all

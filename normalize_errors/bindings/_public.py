@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any, Final
 
-from .._exceptions import HarnessError
+from .._model._exceptions import HarnessError
 from .http import public_problem
 
 __all__ = ["full_view", "is_public", "public_view", "read_from_another_party"]

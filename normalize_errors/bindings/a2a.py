@@ -49,10 +49,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError
-from .._http_wire import lower_headers, retry_after
-from .._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
+from .._base._http_wire import lower_headers, retry_after
+from .._base._patterns import A2A_JSONRPC_TEXT, MAX_MESSAGE
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
 from ._public import full_view, is_public, public_view
 from .jsonrpc import _adopt, _find_problem, from_jsonrpc
 

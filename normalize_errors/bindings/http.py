@@ -21,9 +21,9 @@ import json
 import math
 from typing import Any, Final
 
-from .._exceptions import HarnessError, ProblemFormatError
-from .._http_wire import lower_headers, parse_body, retry_after
-from .._registry import TYPE_URIS, code_info
+from .._base._http_wire import lower_headers, parse_body, retry_after
+from .._model._exceptions import HarnessError, ProblemFormatError
+from .._model._registry import TYPE_URIS, code_info
 
 __all__ = [
     "PROBLEM_JSON",

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError, ProblemFormatError
-from .._patterns import JSONRPC_UNKNOWN_TOOL, MAX_MESSAGE
-from .._registry import TYPE_URIS
+from .._base._patterns import JSONRPC_UNKNOWN_TOOL, MAX_MESSAGE
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError, ProblemFormatError
+from .._model._registry import TYPE_URIS
 
 __all__ = [
     "A2A_CODES",

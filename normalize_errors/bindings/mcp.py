@@ -57,18 +57,11 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError
 from .._facade import normalize
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
 from ._public import full_view, is_public, public_view, read_from_another_party
-from .jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    _adopt,
-    _find_problem,
-    from_jsonrpc,
-    to_jsonrpc,
-)
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, _adopt, _find_problem, from_jsonrpc, to_jsonrpc
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -44,9 +44,9 @@ import traceback
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from .._exceptions import HarnessError
-from .._redact import redact, redact_all
-from .._safe_read import qualname
+from .._base._redact import redact, redact_all
+from .._base._safe_read import qualname
+from .._model._exceptions import HarnessError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from typing import Any, Final, NamedTuple
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError
-from .._http_wire import lower_headers, parse_body, retry_after, short
-from .._registry import status_code
-from .._safe_read import finite
-from .._types import Advice
+from .._base._http_wire import lower_headers, parse_body, retry_after, short
+from .._base._safe_read import finite
+from .._base._types import Advice
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
+from .._model._registry import status_code
 
 __all__ = ["ADVICE", "CODES", "RETRY_WORDS", "SiteCode", "from_site_error"]
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import HarnessError
-from ..bindings.http import to_http
+from .._model._exceptions import HarnessError
+from .http import to_http
 
 if TYPE_CHECKING:
     from starlette.requests import Request

@@ -31,11 +31,11 @@ import json
 import math
 from typing import Any, Final, NamedTuple
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError, ProblemFormatError
-from .._http_wire import lower_headers, parse_body, retry_after, short
-from .._registry import TYPE_URIS, code_info, status_code
-from .._safe_read import finite
+from .._base._http_wire import lower_headers, parse_body, retry_after, short
+from .._base._safe_read import finite
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError, ProblemFormatError
+from .._model._registry import TYPE_URIS, code_info, status_code
 from .http import public_problem, response_status
 
 __all__ = [

@@ -40,7 +40,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
-from .._exceptions import HarnessError
+from .._model._exceptions import HarnessError
 
 __all__ = [
     "FIELDS",
@@ -360,7 +360,7 @@ def leave_one_provider_out(cases: Iterable[Case]) -> Score:
     provider nobody has written a row for. ``mean_by_provider`` of the result is the figure
     to watch. Exception classes play no part (a case is a response, not an exception).
     """
-    from .._tables import leaving_out
+    from .._reading._tables import leaving_out
 
     groups: dict[str, list[Case]] = {}
     for case in cases:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError, normalize
-from .._safe_read import frames, module_of, qualname
+from .._base._safe_read import frames, module_of, qualname
 
 __all__ = [
     "MODEL_OUTPUT_PARSERS",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError, from_response
-from .._patterns import (
+from .._base._patterns import (
     AGENTS_ERROR_EVENT,
     AGENTS_RUN_TOOL,
     AGENTS_TOOL,
@@ -33,7 +33,7 @@ from .._patterns import (
     AGENTS_TURNS,
     MAX_MESSAGE,
 )
-from .._safe_read import qualname
+from .._base._safe_read import qualname
 from ._common import known, names, output_error
 
 __all__ = ["retry_policy"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import HarnessError
-from .._patterns import INSTRUCTOR_REFUSED, INSTRUCTOR_USED, MAX_MESSAGE
-from .._safe_read import qualname
+from .._base._patterns import INSTRUCTOR_REFUSED, INSTRUCTOR_USED, MAX_MESSAGE
+from .._base._safe_read import qualname
 from ._common import known, names, output_error, through
 
 __all__: list[str] = []

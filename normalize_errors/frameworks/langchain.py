@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError
-from .._safe_read import qualname
+from .._base._safe_read import qualname
 from ._common import names, output_error
 
 __all__ = ["retry_if"]

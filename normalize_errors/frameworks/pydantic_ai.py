@@ -28,14 +28,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .. import HarnessError, from_response, normalize
-from .._patterns import (
+from .._base._patterns import (
     MAX_MESSAGE,
     PYDANTIC_AI_LIMIT,
     PYDANTIC_AI_OUTPUT_RETRIES,
     PYDANTIC_AI_TIMED_OUT,
     PYDANTIC_AI_TOOL_RETRIES,
 )
-from .._safe_read import qualname
+from .._base._safe_read import qualname
 from ._common import known, names, output_error, through
 
 __all__ = ["fallback_on"]

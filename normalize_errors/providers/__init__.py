@@ -11,7 +11,7 @@ exports:
   means, or ``None``;
 * ``diagnose_stream(chunks, tools)``: the same for the chunks of a finished stream;
 * ``stream_state(first, keep_text)``: the state machine of a stream whose first chunk is
-  ``first`` (``normalize_errors._stream_state``), fed each chunk a wrapped stream yields;
+  ``first`` (``normalize_errors._reading._stream_state``), fed each chunk a wrapped stream yields;
   it takes any first chunk, never raising;
 * ``TABLE``: the mapping, as rows the docs print; and, where the vendor has them, ``CLASSES``
   (its SDK's exception classes) and ``STOP_REASONS`` (the stop reasons of a result), which the
@@ -34,11 +34,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
-from .._exceptions import HarnessError
+from .._model._exceptions import HarnessError
 
 if TYPE_CHECKING:
-    from .._rules import Rule
-    from .._stream_state import StreamState
+    from .._reading._rules import Rule
+    from .._reading._stream_state import StreamState
 
 __all__ = ["GENERIC", "NAMES", "PROVIDERS", "Adapter", "Provider", "Sdk"]
 

@@ -1,4 +1,4 @@
-"""Anthropic's stream protocol as a state machine (see ``normalize_errors._stream_state``).
+"""Anthropic's stream protocol as a state machine (see ``normalize_errors._reading._stream_state``).
 
 A Messages stream is ``message_start``, then per content block ``content_block_start``,
 its ``content_block_delta`` events (``text_delta``, ``input_json_delta`` pieces of a tool's
@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .. import _provider_files
-from .._exceptions import HarnessError
-from .._safe_read import integer, sequence, text_of
-from .._stream_state import StreamState, View
+from .._base import _provider_files
+from .._base._safe_read import integer, sequence, text_of
+from .._model._exceptions import HarnessError
+from .._reading._stream_state import StreamState, View
 from . import anthropic
 
 _MAX_BLOCKS: Final = 1024

@@ -1,4 +1,4 @@
-"""Bedrock's stream protocols as state machines (see ``normalize_errors._stream_state``).
+"""Bedrock's stream protocols as state machines (see ``normalize_errors._reading._stream_state``).
 
 * **ConverseStream** events (boto3 gives each as a dict of one member): ``messageStart``,
   per content block ``contentBlockStart`` (a tool use's name and id), ``contentBlockDelta``
@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .. import _provider_files
-from .._exceptions import HarnessError
-from .._rules import read_usage, stop_error
-from .._safe_read import integer, text_of
-from .._stream_state import StreamState
+from .._base import _provider_files
+from .._base._safe_read import integer, text_of
+from .._model._exceptions import HarnessError
+from .._reading._rules import read_usage, stop_error
+from .._reading._stream_state import StreamState
 from . import bedrock
 from ._anthropic_stream import MessagesState
 

@@ -1,4 +1,4 @@
-"""Cohere's stream protocol as a state machine (see ``normalize_errors._stream_state``).
+"""Cohere's stream protocol as a state machine (see ``normalize_errors._reading._stream_state``).
 
 A v2 ``chat_stream`` is ``message-start``, per content block ``content-start``,
 ``content-delta`` (its text) and ``content-end``, ``tool-plan-delta`` (the model's plan, as
@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import _provider_files
-from .._exceptions import HarnessError
-from .._rules import read_usage
-from .._safe_read import integer, sequence, text_of
-from .._stream_state import StreamState, View
+from .._base import _provider_files
+from .._base._safe_read import integer, sequence, text_of
+from .._model._exceptions import HarnessError
+from .._reading._rules import read_usage
+from .._reading._stream_state import StreamState, View
 from . import cohere
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Final
 
-from .._safe_read import field, innermost, module_of
+from .._base._safe_read import field, innermost, module_of
 from . import GENERIC, NAMES, PROVIDERS, Adapter, Provider
 
 __all__ = [

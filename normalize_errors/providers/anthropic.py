@@ -34,11 +34,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._exceptions import HarnessError
-from .._from_exception import SDK, facts_of, read_exception
-from .._http_wire import short
-from .._registry import status_code
-from .._rules import (
+from .._base._http_wire import short
+from .._base._safe_read import field, integer, member, text_of
+from .._model._exceptions import HarnessError
+from .._model._registry import status_code
+from .._reading._from_exception import SDK, facts_of, read_exception
+from .._reading._rules import (
     Facts,
     StopRow,
     Usage,
@@ -49,9 +50,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._safe_read import field, integer, member, text_of
-from .._stream_state import StreamState, fold
-from .._tables import load_classes, load_table
+from .._reading._stream_state import StreamState, fold
+from .._reading._tables import load_classes, load_table
 from ._routing import declared
 
 __all__ = [
@@ -334,7 +334,7 @@ def _not_a_message(result: Any) -> HarnessError | None:
     Read as ``from_response`` reads a 2xx body (``_not_answers.reported``: the error it
     reports, else ``upstream.invalid_response``, JSON but not the API's answer). A plain
     dict is read only when it is an error object; ``None`` when nothing says anything."""
-    from .._envelopes import error_object
+    from .._reading._envelopes import error_object
 
     if type(result) is dict:
         members: dict[str, Any] = result

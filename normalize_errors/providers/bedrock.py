@@ -38,10 +38,11 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, NamedTuple
 
-from .._exceptions import HarnessError
-from .._http_wire import body_text, lower_headers, parse_body, short
-from .._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
-from .._rules import (
+from .._base._http_wire import body_text, lower_headers, parse_body, short
+from .._base._patterns import BOTOCORE_PRINTED, MAX_MESSAGE
+from .._base._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
+from .._model._exceptions import HarnessError
+from .._reading._rules import (
     Facts,
     StopRow,
     Usage,
@@ -52,9 +53,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from .._stream_state import StreamState, fold
-from .._tables import class_entry, load_classes, load_table
+from .._reading._stream_state import StreamState, fold
+from .._reading._tables import class_entry, load_classes, load_table
 from ._routing import declared
 
 __all__ = [

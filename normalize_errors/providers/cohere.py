@@ -25,10 +25,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Final
 
-from .._exceptions import HarnessError
-from .._from_exception import SDK, facts_of, read_exception
-from .._http_wire import lower_headers, short
-from .._rules import (
+from .._base._http_wire import lower_headers, short
+from .._base._safe_read import field, integer, sequence, text_of
+from .._model._exceptions import HarnessError
+from .._reading._from_exception import SDK, facts_of, read_exception
+from .._reading._rules import (
     Facts,
     StopRow,
     Usage,
@@ -38,9 +39,8 @@ from .._rules import (
     stop_error,
     tool_call_problem,
 )
-from .._safe_read import field, integer, sequence, text_of
-from .._stream_state import StreamState, fold
-from .._tables import load_classes, load_table
+from .._reading._stream_state import StreamState, fold
+from .._reading._tables import load_classes, load_table
 from ._routing import declared
 
 __all__ = [

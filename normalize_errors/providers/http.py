@@ -33,10 +33,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .._envelopes import MEANINGS, read_envelope
-from .._exceptions import HarnessError
-from .._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
-from .._patterns import (
+from .._base._http_wire import MAX_MESSAGE, body_text, html_title, lower_headers, parse_body, short
+from .._base._patterns import (
     HTTP_CONNECTION,
     HTTP_CUT_SHORT,
     HTTP_DECODING,
@@ -49,10 +47,12 @@ from .._patterns import (
     HTTP_RESPONSE,
     HTTP_TIMEOUT,
 )
-from .._rules import Facts, Rule, add_upstream, build, decide, rule
-from .._safe_read import field, integer, qualname, text_of
-from .._stream_state import StreamState
-from .._tables import load_classes, load_table
+from .._base._safe_read import field, integer, qualname, text_of
+from .._model._exceptions import HarnessError
+from .._reading._envelopes import MEANINGS, read_envelope
+from .._reading._rules import Facts, Rule, add_upstream, build, decide, rule
+from .._reading._stream_state import StreamState
+from .._reading._tables import load_classes, load_table
 from . import PROVIDERS
 from ._routing import declared
 

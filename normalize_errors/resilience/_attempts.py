@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from .._dropin import copy_dropin
-from .._exceptions import HarnessError
+from .._model._dropin import copy_dropin
+from .._model._exceptions import HarnessError
 from ._common import delivered, harness, refused_by_breaker, request_phase
 
 if TYPE_CHECKING:

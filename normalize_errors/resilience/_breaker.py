@@ -18,9 +18,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal, TypeVar
 
-from .._code_classes import UpstreamUnavailableError
-from .._exceptions import HarnessError
-from .._redact import redact
+from .._base._redact import redact
+from .._model._code_classes import UpstreamUnavailableError
+from .._model._exceptions import HarnessError
 from ._budget import attempt, chosen
 from ._common import bounded_wait, check_tenant, counts_against_upstream, harness
 from ._redis import RedisStore, SharedStore

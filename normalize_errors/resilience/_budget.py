@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from .._code_classes import BudgetExceededError
-from .._exceptions import HarnessError
 from .._facade import normalize
+from .._model._code_classes import BudgetExceededError
+from .._model._exceptions import HarnessError
 from ._common import refused_by_breaker
 
 __all__ = ["Budget", "attempt", "chosen", "current_budget"]

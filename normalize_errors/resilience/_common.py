@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final, Literal
 
-from .._dropin import copy_dropin
-from .._exceptions import HarnessError
+from .._base._patterns import RESILIENCE_TENANT
 from .._facade import normalize
-from .._patterns import RESILIENCE_TENANT
-from .._stream_state import delivered_output
+from .._model._dropin import copy_dropin
+from .._model._exceptions import HarnessError
+from .._reading._stream_state import delivered_output
 
 UPSTREAM_FAILING: Final = frozenset(
     {"upstream.overloaded", "upstream.unavailable", "upstream.timeout"}

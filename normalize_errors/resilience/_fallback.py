@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar
 
-from .._exceptions import HarnessError
 from .._facade import diagnose
-from .._registry import CODES
+from .._model._exceptions import HarnessError
+from .._model._registry import CODES
 from ._attempts import Tracker
 from ._budget import Budget, attempt, chosen
 from ._common import fails_over, harness, marking, refused, replay_refusal, with_causes

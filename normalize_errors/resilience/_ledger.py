@@ -34,10 +34,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
-from .._code_classes import class_for_code
-from .._exceptions import HarnessError
-from .._quota import Quota
-from .._walls import budgets_of
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
+from .._model._quota import Quota
+from .._reading._walls import budgets_of
 from ._common import check_tenant, harness
 from ._ledger_calls import Account, account, estimate, heard, listen, model_of, usage_of
 from ._ledger_redis import RedisLedger, SharedLedger

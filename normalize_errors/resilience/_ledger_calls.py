@@ -25,8 +25,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
-from .._redact import redact
-from .._safe_read import field, integer
+from .._base._redact import redact
+from .._base._safe_read import field, integer
 from ._store import digest
 
 __all__ = ["Account", "account", "estimate", "heard", "listen", "model_of", "usage_of"]

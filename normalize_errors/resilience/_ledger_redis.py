@@ -38,18 +38,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from .._redact import redact
-from ._ledger_state import (
-    ALL,
-    COSTS,
-    Bucket,
-    Decision,
-    LedgerMemory,
-    Op,
-    WallNote,
-    aged,
-    longer,
-)
+from .._base._redact import redact
+from ._ledger_state import ALL, COSTS, Bucket, Decision, LedgerMemory, Op, WallNote, aged, longer
 from ._redis import Degrading, connect, namespace
 
 __all__ = ["RedisLedger", "SharedLedger"]

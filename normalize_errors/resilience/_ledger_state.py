@@ -38,9 +38,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .._code_classes import class_for_code
-from .._quota import Quota
-from .._registry import CODE_PATTERN
+from .._model._code_classes import class_for_code
+from .._model._quota import Quota
+from .._model._registry import CODE_PATTERN
 
 __all__ = [
     "ALL",

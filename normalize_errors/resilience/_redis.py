@@ -39,8 +39,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
-from .._redact import redact
-from .._registry import CODE_PATTERN
+from .._base._redact import redact
+from .._model._registry import CODE_PATTERN
 from ._store import BUCKETS, MemoryStore, Mode, Name, State
 
 __all__ = ["Degrading", "RedisStore", "SharedStore", "connect"]

@@ -24,14 +24,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-from .._code_classes import (
+from .._model._code_classes import (
     BudgetExceededError,
     UpstreamAuthenticationFailedError,
     UpstreamOverloadedError,
     UpstreamRateLimitedError,
     UpstreamUnavailableError,
 )
-from .._exceptions import HarnessError
+from .._model._exceptions import HarnessError
 from ._breaker import CircuitBreaker
 from ._budget import Budget, chosen
 from ._common import harness, replay_refusal

@@ -126,8 +126,8 @@ class Reply:
                 (``normalize_errors.replay.MAX_BYTES``), YAML anchors or aliases, a body that
                 is not text, or no interactions; the message names the file.
         """
-        from .._cassette import CassetteError
-        from .._cassette import read as read_cassette
+        from .._wrapping._cassette import CassetteError
+        from .._wrapping._cassette import read as read_cassette
         from ..replay import find
 
         path = find(source)

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .. import from_response, redact
-from .._redact import holds_key, secret_name
+from .._base._redact import holds_key, secret_name
 
 __all__ = ["REQUEST_HEADERS", "RESPONSE_HEADERS", "SECRET_PARAMS", "record", "scrub_url"]
 

@@ -458,7 +458,7 @@ def test_a_cut_stream_records_finish_reason_error(
     output text the caller asked the error to keep stays out of telemetry. A stream that
     ended whole with a failure stop reason records no ``finish_reasons`` of ours."""
     from normalize_errors import wrap
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
     from normalize_errors.bindings.otel import FINISH_REASONS
 
     from ..stream_shapes import first, lines, sse, transport

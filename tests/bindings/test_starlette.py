@@ -163,7 +163,7 @@ def remote_problem(status: int) -> bytes:
 
 def upstream_client(status: int, body: bytes) -> object:
     """An HTTP client whose every request gets ``status`` and ``body`` (problem+json)."""
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http = http_library("openai")
 

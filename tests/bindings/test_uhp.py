@@ -398,7 +398,7 @@ def test_a_detail_that_only_looks_like_a_harness_object_is_read_as_uhp() -> None
     """A ``detail`` with the harness problem type but no valid object (its code is a number)
     is no harness object: the UHP code decides. A file_too_large without ``max_bytes``
     has no limit."""
-    from normalize_errors._registry import IANA_TYPE
+    from normalize_errors._model._registry import IANA_TYPE
 
     odd = envelope("session_busy", 409, detail={"type": IANA_TYPE, "code": 42})
     err = from_envelope(409, HEADERS, odd)

@@ -174,7 +174,7 @@ def chat_model(*names: tuple[str, str]) -> tuple[Any, list[int]]:
     import openai
     from agents import OpenAIChatCompletionsModel
 
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     from ..support import recorded
 
@@ -238,7 +238,7 @@ def streamed(name: str) -> HarnessError:
     import openai
     from agents import OpenAIResponsesModel
 
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     from ..support import recorded
 

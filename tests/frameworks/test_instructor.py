@@ -18,7 +18,7 @@ import openai
 from pydantic import BaseModel
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from ..support import raised, recorded, valid
 

@@ -16,7 +16,7 @@ from langchain_core.tools import ToolException, tool
 from pydantic import BaseModel
 
 from normalize_errors import HarnessError, normalize
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.frameworks.langchain import retry_if
 
 from ..support import raised, recorded, valid

@@ -40,7 +40,7 @@ def test_a_json_error_from_an_http_body_under_a_framework_is_not_the_models() ->
     """httpx's Response.json() on a non-JSON body, called from LangChain code: not output."""
     from langchain_core.runnables import RunnableLambda
 
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http = http_library("openai")
     response = http.Response(200, content=b"<html>gateway</html>")

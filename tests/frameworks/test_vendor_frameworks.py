@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from normalize_errors import HarnessError, normalize, redact, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 from ..support import is_instance, recorded
 

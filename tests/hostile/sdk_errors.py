@@ -18,7 +18,7 @@ import openai
 from google import genai
 from google.genai import errors, types
 
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Hello"}]
 

@@ -14,7 +14,7 @@ import json
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from normalize_errors._redact import secret_name
+from normalize_errors._base._redact import secret_name
 
 from .shapes import LABELS, pem
 
@@ -103,7 +103,7 @@ def quoted_field(draw: st.DrawFn) -> tuple[str, list[str]]:
 def unquoted_field(draw: st.DrawFn) -> tuple[str, list[str]]:
     """(text, secrets): one word after a secret name, written ``name=value``, ``name: value``
     (a bare prose word aside) or in a ``;``-separated connection string."""
-    from normalize_errors._redact import _PROSE
+    from normalize_errors._base._redact import _PROSE
 
     name = draw(names())
     assume(secret_name(name))

@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, _secret_names, redact
-from normalize_errors import _redact as redaction
-from normalize_errors._redact import JOIN, REDACTED, redact_together
-from normalize_errors._safe_copy import Batch, sanitize
+from normalize_errors import CODES, HarnessError, UpstreamRateLimitedError, redact
+from normalize_errors._base import _redact as redaction
+from normalize_errors._base import _secret_names
+from normalize_errors._base._redact import JOIN, REDACTED, redact_together
+from normalize_errors._base._safe_copy import Batch, sanitize
 
 from ..support import examples
 
@@ -193,9 +194,9 @@ def test_a_clean_batch_comes_back_as_it_was() -> None:
 
 def _alone(value: Any, limit: int = 4096, depth: int = 0, budget: list[int] | None = None) -> Any:
     """``sanitize`` as it was before ``Batch``: every text redacted on its own, at once."""
-    from normalize_errors._redact import clip, secret_name
-    from normalize_errors._safe_copy import MAX_DEPTH, MAX_ITEMS, MAX_NODES
-    from normalize_errors._safe_copy import utf8_safe as safe
+    from normalize_errors._base._redact import clip, secret_name
+    from normalize_errors._base._safe_copy import MAX_DEPTH, MAX_ITEMS, MAX_NODES
+    from normalize_errors._base._safe_copy import utf8_safe as safe
 
     budget = [MAX_NODES] if budget is None else budget
     budget[0] -= 1

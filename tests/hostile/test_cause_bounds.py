@@ -12,8 +12,8 @@ import sys
 import textwrap
 from typing import Any
 
-from normalize_errors._groups import MAX_WALK
-from normalize_errors._problem import MAX_TOTAL_CAUSES
+from normalize_errors._model._groups import MAX_WALK
+from normalize_errors._model._problem import MAX_TOTAL_CAUSES
 from tests.support import needs
 
 SCRIPT = r"""

@@ -30,7 +30,7 @@ from normalize_errors import (
     normalize,
     normalized,
 )
-from normalize_errors._rules import Facts, build
+from normalize_errors._reading._rules import Facts, build
 from normalize_errors.bindings.http import read_problem, to_http
 
 from ..support import is_instance, valid
@@ -178,7 +178,7 @@ def test_huge_int_given_as_upstream() -> None:
 
 def overloaded() -> Exception:
     """A real anthropic-free vendor error: the OpenAI SDK's 503."""
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http: Any = http_library("openai")
     request = http.Request("POST", "https://api.openai.com/v1/chat/completions")
@@ -286,7 +286,7 @@ def test_a_vendor_exception_whose_args_is_no_sequence_still_gets_its_drop_in() -
     """``typed_error`` (what ``wrap`` raises) of an exception whose ``args`` is no sequence:
     the drop-in of the vendor's class, with no ``args`` kept; before, building it raised a
     TypeError in the caller's error path."""
-    from normalize_errors._wrap import typed_error
+    from normalize_errors._wrapping._wrap import typed_error
 
     exc = OddArgs()
     err = typed_error(exc)
@@ -299,7 +299,7 @@ def test_a_vendor_exception_whose_args_is_no_sequence_still_gets_its_drop_in() -
 def test_a_traceback_kept_in_an_exceptions_dict_stays_out_of_the_pickle() -> None:
     """An exception whose ``__dict__`` holds a traceback under ``__traceback__`` (state copied
     by hand from another exception): the error, its drop-in and its cause pickle without it."""
-    from normalize_errors._wrap import typed_error
+    from normalize_errors._wrapping._wrap import typed_error
 
     try:
         raise RuntimeError("inner")

@@ -188,7 +188,7 @@ def test_a_type_error_is_the_sdks_only_from_its_raise_error_frame() -> None:
     frame whose locals cannot be read still gives the stream's failure (without the chunk)."""
     assert google.normalize(raised_in("google.genai.errors", "raise_error")) is not None
     assert google.normalize(raised_in("google.genai.errors", "_get_code")) is None
-    from normalize_errors._safe_read import MAX_FRAMES
+    from normalize_errors._base._safe_read import MAX_FRAMES
 
     deep = raised_in("google.genai.errors", "raise_error", depth=MAX_FRAMES + 50)
     assert google.normalize(deep) is None

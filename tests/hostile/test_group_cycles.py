@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamRateLimitedError, _facade, normalize
-from normalize_errors._groups import MAX_WALK
+from normalize_errors._model._groups import MAX_WALK
 
 from ..support import examples, valid
 from .conftest import timed

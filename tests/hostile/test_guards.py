@@ -118,7 +118,7 @@ def test_messages_say_what_was_given_with_the_right_article(
     class as what they are, and never quotes the value (a string given may be a key); the
     google adapter's guard and the cassette reader's messages follow the same rule."""
     from normalize_errors import normalize
-    from normalize_errors._cassette import _kind
+    from normalize_errors._wrapping._cassette import _kind
     from normalize_errors.providers import google
 
     given: Any = 42

@@ -20,18 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normalize_errors
-from normalize_errors import (
-    HarnessError,
-    UpstreamAuthenticationFailedError,
-    _replay_calls,
-    normalize,
-    wrap,
-)
-from normalize_errors import _redact as redaction
-from normalize_errors._http_wire import short
-from normalize_errors._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact
-from normalize_errors._safe_copy import sanitize
-from normalize_errors._wrap import typed_error
+from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, normalize, wrap
+from normalize_errors._base import _redact as redaction
+from normalize_errors._base._http_wire import short
+from normalize_errors._base._redact import MARGIN, MAX_REDACT, REDACTED, clip, redact
+from normalize_errors._base._safe_copy import sanitize
+from normalize_errors._wrapping import _replay_calls
+from normalize_errors._wrapping._wrap import typed_error
 from normalize_errors.replay import load, shipped
 
 from ..support import examples
@@ -491,7 +486,7 @@ def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_every_pattern_is_listed_with_its_bound() -> None:
     """PATTERNS names every pattern of the module, with its input bound and why it is linear."""
-    from normalize_errors._lazy import LazyPattern
+    from normalize_errors._base._lazy import LazyPattern
 
     def patterns(value: Any) -> set[int]:
         if isinstance(value, LazyPattern):

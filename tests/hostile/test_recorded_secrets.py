@@ -23,8 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vcr.request import Request
 
+from normalize_errors._base._redact import secret_name
 from normalize_errors._cli import main
-from normalize_errors._redact import secret_name
 from normalize_errors.testing import record
 from normalize_errors.testing._record import (
     _metadata,

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, UpstreamAuthenticationFailedError, redact
-from normalize_errors._pickling import scrub
-from normalize_errors._redact import REDACTED
-from normalize_errors._safe_copy import MAX_DEPTH, sanitize
+from normalize_errors._base._redact import REDACTED
+from normalize_errors._base._safe_copy import MAX_DEPTH, sanitize
+from normalize_errors._model._pickling import scrub
 
 from ..support import examples
 from . import shapes
@@ -205,7 +205,7 @@ def test_pickle_copies_scrub_bytes_pairs_and_depth() -> None:
 def test_the_cache_of_plain_names_stays_bounded_and_answers_the_same() -> None:
     """Hostile inputs with thousands of distinct short keys: the remembered answers stop at
     4096 names, and names past that are still judged (not remembered, not guessed)."""
-    from normalize_errors import _secret_names as redaction
+    from normalize_errors._base import _secret_names as redaction
 
     saved = dict(redaction._PLAIN_NAMES)
     redaction._PLAIN_NAMES.clear()
@@ -224,7 +224,7 @@ def test_the_cache_of_plain_names_stays_bounded_and_answers_the_same() -> None:
 def test_cut_leaves_short_text_alone_and_never_splits_a_key() -> None:
     """``cut`` returns text within the limit as it is; a longer one is cut before the key
     run the limit falls in, so no head of a key remains."""
-    from normalize_errors._redact import cut
+    from normalize_errors._base._redact import cut
 
     assert cut("short", 5) == "short"
     assert cut("", 0) == ""
@@ -239,7 +239,7 @@ def test_pickle_copies_leave_out_what_cannot_be_pickled_safely() -> None:
     object whose pickle is larger than the scanned size is dropped, not pickled unscanned."""
     from types import SimpleNamespace
 
-    from normalize_errors._pickling import DROP
+    from normalize_errors._model._pickling import DROP
 
     def local() -> None:  # a local function: it does not pickle
         return None
@@ -282,7 +282,7 @@ _BrokenHeaders.__module__ = "httpx._models"
 def test_an_http_object_that_breaks_while_copied_is_left_out() -> None:
     """A request or response whose members raise while it is copied is dropped from the
     pickle (it is not pickled as it is, credential and all)."""
-    from normalize_errors._pickling import DROP
+    from normalize_errors._model._pickling import DROP
 
     broken = _BrokenHeaders(SECRETS[3])
     assert scrub(broken) is DROP
@@ -356,7 +356,7 @@ def test_redact_all_never_cuts_and_catches_a_secret_at_any_window_edge(
     secret: str, carrier: str, offset: int, edge: int, tail: str
 ) -> None:
     """A planted credential near a window's edge is redacted; the text before and after stays."""
-    from normalize_errors._redact import redact_all
+    from normalize_errors._base._redact import redact_all
 
     planted = carrier.format(secret=secret)
     head = "." * max(0, edge + offset)
@@ -393,7 +393,7 @@ def test_redact_all_catches_quoted_values_and_pem_keys_at_any_window_edge(
     (a window that starts where its name or BEGIN line starts reads it again whole): no piece
     survives, and the text before and after stays (after a PEM block cut before its END
     line, nothing is known to be after it)."""
-    from normalize_errors._redact import redact_all
+    from normalize_errors._base._redact import redact_all
 
     field, secrets = case
     head = "." * max(0, edge + offset)
@@ -413,7 +413,7 @@ def test_redact_all_catches_quoted_values_and_pem_keys_at_any_window_edge(
 )
 def test_redact_all_returns_clean_text_itself(piece: str, times: int) -> None:
     """Text without any credential comes back as the very same object, however long."""
-    from normalize_errors._redact import redact_all
+    from normalize_errors._base._redact import redact_all
 
     text = (piece * times)[:200_000] + "x" * 16_400
     assert redact_all(text) is text
@@ -455,7 +455,7 @@ def test_redact_all_of_a_long_log_redacts_a_value_across_a_window_edge(
     """Whatever crosses a window's edge (the windows start every ``MAX_REDACT`` characters
     and read ``MARGIN`` more), the whole value goes, the text before and after stays, and the
     line alone reads the same through ``redact``."""
-    from normalize_errors._redact import MARGIN, MAX_REDACT, redact_all
+    from normalize_errors._base._redact import MARGIN, MAX_REDACT, redact_all
 
     for edge in (MAX_REDACT, MAX_REDACT + MARGIN, 2 * MAX_REDACT):
         text, head = around(edge, piece, tail)
@@ -468,7 +468,7 @@ def test_redact_all_of_a_long_log_redacts_a_value_across_a_window_edge(
 def test_redact_all_keeps_a_text_already_redacted_as_it_is() -> None:
     """A long log whose only credentials are stand-ins (what the recorder or ``redact`` wrote)
     comes back as the very same text: redacting again changes nothing."""
-    from normalize_errors._redact import MAX_REDACT, redact_all
+    from normalize_errors._base._redact import MAX_REDACT, redact_all
 
     lines = 'authorization: [REDACTED]\n{"x-api-key": "REDACTED"}\nGET /v1?key=%5BREDACTED%5D\n'
     text = around(MAX_REDACT, lines * 3)[0] + LOG_LINE * 600
@@ -481,7 +481,7 @@ def test_redact_all_keeps_a_text_already_redacted_as_it_is() -> None:
 
 def test_redact_all_reads_a_str_subclass_as_its_characters() -> None:
     """A subclass whose ``__str__`` and ``__len__`` hide the text: its characters are read."""
-    from normalize_errors._redact import redact_all
+    from normalize_errors._base._redact import redact_all
 
     class Hiding(str):
         def __str__(self) -> str:
@@ -612,7 +612,7 @@ def test_json_inside_json_strings_loses_the_value_at_any_depth(depth: int) -> No
 def test_a_quoted_value_is_read_to_a_stated_bound() -> None:
     """A value with no closing quote within ``QUOTED_MOST`` characters is redacted that far:
     no credential written in quotes is longer (a long PEM key is redacted by its own lines)."""
-    from normalize_errors._redact import QUOTED_MOST
+    from normalize_errors._base._redact import QUOTED_MOST
 
     long = "w " * (QUOTED_MOST // 2)
     assert redact(f'password="{long}TAIL"') == 'password="[REDACTED]TAIL"'

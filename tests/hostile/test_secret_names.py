@@ -17,10 +17,11 @@ import vcr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize_errors import HarnessError, _replay_calls, normalize, redact
-from normalize_errors._pickling import scrub
-from normalize_errors._redact import REDACTED, secret_name
-from normalize_errors._safe_copy import sanitize
+from normalize_errors import HarnessError, normalize, redact
+from normalize_errors._base._redact import REDACTED, secret_name
+from normalize_errors._base._safe_copy import sanitize
+from normalize_errors._model._pickling import scrub
+from normalize_errors._wrapping import _replay_calls
 from normalize_errors.replay import load, shipped
 
 from ..support import examples
@@ -311,7 +312,7 @@ def test_every_secret_name_ends_with_a_word_the_text_rule_looks_for() -> None:
     """Every compound name and suffix ends with a part; every part holds a word; the text
     rule's endings are derived from those two sets, so no name can be secret as a mapping key
     and pass in text."""
-    from normalize_errors import _secret_names
+    from normalize_errors._base import _secret_names
 
     parts = _secret_names._SECRET_PARTS
     for name in (*_secret_names._SECRET_NAMES, *_secret_names._SECRET_SUFFIXES):
@@ -330,7 +331,7 @@ def test_text_redacts_exactly_the_names_secret_name_accepts(name: str, form: str
     """Property: for a generated name, the value after it in text is redacted exactly when
     ``secret_name`` says the name is secret (a bare prose word before an unquoted colon
     aside, as above)."""
-    from normalize_errors._redact import _PROSE
+    from normalize_errors._base._redact import _PROSE
 
     secret = secret_name(name) and not (form == "name: value" and name.lower() in _PROSE)
     assert (VALUE not in redact(_forms(name)[form])) is secret

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError
-from normalize_errors._safe_copy import MAX_NODES, sanitize
+from normalize_errors._base._safe_copy import MAX_NODES, sanitize
 
 from ..support import examples
 from .conftest import timed

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from normalize_errors import HarnessError, wrap
-from normalize_errors._stream_state import StreamState
+from normalize_errors._reading._stream_state import StreamState
 
 from .conftest import timed
 

@@ -22,9 +22,9 @@ import anthropic
 import pytest
 
 from normalize_errors import HarnessError
+from normalize_errors._base._http_wire import parse_body
 from normalize_errors._facade import check, diagnose, from_response, normalize
-from normalize_errors._http_wire import parse_body
-from normalize_errors._tables import class_entry
+from normalize_errors._reading._tables import class_entry
 from normalize_errors.providers import anthropic as adapter_module
 from normalize_errors.providers._routing import adapter
 from normalize_errors.replay import _compare, load

@@ -35,7 +35,7 @@ from normalize_errors import (  # noqa: E402
     normalize,
     wrap,
 )
-from normalize_errors._tables import class_entry  # noqa: E402
+from normalize_errors._reading._tables import class_entry  # noqa: E402
 from normalize_errors.providers import bedrock as adapter  # noqa: E402
 
 from ..support import raised, valid  # noqa: E402
@@ -756,7 +756,7 @@ def test_wrap_leaves_other_calls_alone() -> None:
 def test_anthropic_bedrock_client() -> None:
     """The anthropic SDK's Bedrock client (signing with boto3) reads Bedrock's error bodies."""
     anthropic = pytest.importorskip("anthropic")
-    from normalize_errors._replay_calls import http_library
+    from normalize_errors._wrapping._replay_calls import http_library
 
     http = http_library("anthropic")
     answers = iter(
@@ -800,7 +800,7 @@ def test_anthropic_bedrock_client() -> None:
 
 def test_the_generating_methods_exist() -> None:
     """The runtime-built client class has the methods GENERATING names; others are unchecked."""
-    from normalize_errors._wrap import GENERATING, generates
+    from normalize_errors._wrapping._wrap import GENERATING, generates
 
     bedrock = client()
     methods = GENERATING[("botocore.client", "BedrockRuntime")]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from normalize_errors import class_for_code
-from normalize_errors._redact import KEY_SHAPES
+from normalize_errors._base._redact import KEY_SHAPES
 from normalize_errors.providers import NAMES
 from normalize_errors.replay import load, run
 

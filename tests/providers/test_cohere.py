@@ -22,7 +22,7 @@ from normalize_errors import (  # noqa: E402
     normalize,
     wrap,
 )
-from normalize_errors._tables import class_entry  # noqa: E402
+from normalize_errors._reading._tables import class_entry  # noqa: E402
 from normalize_errors.providers import cohere as adapter  # noqa: E402
 
 from ..support import is_instance, raised, recorded, valid  # noqa: E402
@@ -254,7 +254,7 @@ async def test_wrap_of_an_async_client_v2() -> None:
 
 
 def test_the_generating_methods_exist() -> None:
-    from normalize_errors._wrap import generates
+    from normalize_errors._wrapping._wrap import generates
 
     for cls in (cohere.ClientV2, cohere.AsyncClientV2):
         owner: Any = object.__new__(cls)

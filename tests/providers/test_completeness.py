@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from normalize_errors import from_response, normalize
-from normalize_errors._tables import class_entry
+from normalize_errors._reading._tables import class_entry
 from normalize_errors.providers import NAMES, Adapter
 from normalize_errors.providers._routing import adapter
 

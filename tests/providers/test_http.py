@@ -30,9 +30,10 @@ import openai
 import pytest
 import requests
 
-from normalize_errors import HarnessError, _replay_calls
-from normalize_errors._envelopes import MEANINGS
+from normalize_errors import HarnessError
 from normalize_errors._facade import check, diagnose, from_response, normalize
+from normalize_errors._reading._envelopes import MEANINGS
+from normalize_errors._wrapping import _replay_calls
 from normalize_errors.providers import http as adapter
 from normalize_errors.providers._routing import detect
 from normalize_errors.replay import Scenario, load, run, use_cassette

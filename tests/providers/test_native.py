@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from normalize_errors import HarnessError, UpstreamRateLimitedError, normalize, wrap
-from normalize_errors._replay_calls import SDKS, http_library
-from normalize_errors._tables import class_entry
+from normalize_errors._reading._tables import class_entry
+from normalize_errors._wrapping._replay_calls import SDKS, http_library
 from normalize_errors.providers import openai as adapter
 
 from ..support import is_instance, raised, recorded, valid
@@ -219,7 +219,7 @@ def test_wrap_of_a_mistral_client() -> None:
 def test_the_generating_methods_exist() -> None:
     """Every GENERATING entry of these SDKs names real methods, sync and async, and no other
     method of the resource is checked."""
-    from normalize_errors._wrap import GENERATING, generates
+    from normalize_errors._wrapping._wrap import GENERATING, generates
 
     checked = 0
     for (package, klass), methods in GENERATING.items():

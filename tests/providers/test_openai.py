@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from normalize_errors import HarnessError, check, diagnose, from_response, normalize, wrap
-from normalize_errors._replay_calls import http_library
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.replay import load, run
 
 from ..support import cassette, cassettes, needed, raised, valid

@@ -10,8 +10,8 @@ import anthropic
 import pytest
 
 from normalize_errors import normalize
-from normalize_errors._from_exception import message_of
-from normalize_errors._replay_calls import http_library
+from normalize_errors._reading._from_exception import message_of
+from normalize_errors._wrapping._replay_calls import http_library
 from normalize_errors.providers._routing import provider_of_module, provider_of_result
 
 
@@ -122,7 +122,7 @@ def test_the_shared_exception_reader_decides_without_an_sdks_adjustment() -> Non
     to the answer the adapter gives. The body is the recorded one of the cassette."""
     import openai
 
-    from normalize_errors._from_exception import read_exception
+    from normalize_errors._reading._from_exception import read_exception
     from normalize_errors.providers.openai import _errors as openai_errors
 
     from ..support import recorded
@@ -151,7 +151,7 @@ def test_the_call_helpers_refuse_what_they_cannot_build(monkeypatch: pytest.Monk
     import sys
     import types
 
-    from normalize_errors import _replay_calls
+    from normalize_errors._wrapping import _replay_calls
 
     with pytest.raises(ValueError, match="no SDK client for provider 'bedrock'"):
         _replay_calls.call("bedrock", "converse")
@@ -182,7 +182,7 @@ def test_every_routing_table_is_derived_from_the_one_declaration() -> None:
     """Issue 23, item 3: each provider is declared once (``PROVIDERS``); the roots of every
     adapter, the hosts, the generating methods of ``wrap()`` and the CLI's choices are read
     from it, so a row added there reaches all of them."""
-    from normalize_errors import _wrap
+    from normalize_errors._wrapping import _wrap
     from normalize_errors.providers import NAMES, PROVIDERS
     from normalize_errors.providers import http as http_adapter
     from normalize_errors.providers._routing import adapter, declared

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from normalize_errors import CODES, check, class_for_code, diagnose
-from normalize_errors._rules import StopRow
+from normalize_errors._reading._rules import StopRow
 from normalize_errors.providers import NAMES
 from normalize_errors.providers._routing import adapter
 

@@ -69,17 +69,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..._exceptions import HarnessError
-from ..._rules import Facts, build
-from ..._safe_read import described, qualname
-from ._errors import (
-    CLASSES,
-    NAME,
-    TABLE,
-    _from_response,
-    _normalize,
-    looks_like,
-)
+from ..._base._safe_read import described, qualname
+from ..._model._exceptions import HarnessError
+from ..._reading._rules import Facts, build
+from ._errors import CLASSES, NAME, TABLE, _from_response, _normalize, looks_like
 from ._results import STOP_REASONS, _diagnose
 from ._stream import diagnose_stream as _diagnose_stream
 from ._stream import stream_state

@@ -8,24 +8,25 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any, Final
 
-from ..._exceptions import HarnessError
-from ..._from_exception import fixed_error, inner_error, message_of, note_cause, wrapped_error
-from ..._http_wire import body_text, lower_headers, parse_body, short
-from ..._patterns import (
+from ..._base._http_wire import body_text, lower_headers, parse_body, short
+from ..._base._patterns import (
     GOOGLE_CANONICAL,
     GOOGLE_FUNCTION,
     GOOGLE_PRINTED_REASON,
     GOOGLE_PRINTED_STATUS,
     MAX_MESSAGE,
 )
-from ..._rules import (
-    Facts,
-    Rule,
-    build,
-    decide,
+from ..._base._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
+from ..._model._exceptions import HarnessError
+from ..._reading._from_exception import (
+    fixed_error,
+    inner_error,
+    message_of,
+    note_cause,
+    wrapped_error,
 )
-from ..._safe_read import field, innermost, integer, module_of, qualname, sequence, text_of
-from ..._tables import class_entry, load_classes, load_codes, load_rows, load_table
+from ..._reading._rules import Facts, Rule, build, decide
+from ..._reading._tables import class_entry, load_classes, load_codes, load_rows, load_table
 from .._routing import declared
 
 NAME: Final = "google"

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..._exceptions import HarnessError
-from ..._http_wire import short
-from ..._rules import (
+from ..._base._http_wire import short
+from ..._base._safe_read import field
+from ..._model._exceptions import HarnessError
+from ..._reading._rules import (
     StopRow,
     Usage,
     offered_names,
@@ -16,7 +17,6 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._safe_read import field
 from ._errors import NAME, _decide, _facts, _word
 
 # -- results ------------------------------------------------------------------------------------

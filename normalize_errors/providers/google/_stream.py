@@ -1,4 +1,4 @@
-"""Gemini's stream protocol as a state machine (see ``normalize_errors._stream_state``).
+"""Gemini's stream protocol as a state machine (see ``normalize_errors._reading._stream_state``).
 
 ``generate_content_stream`` (and ``streamGenerateContent?alt=sse``) sends
 ``GenerateContentResponse`` chunks; each candidate's last chunk states its ``finishReason``,
@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ... import _provider_files
-from ..._exceptions import HarnessError
-from ..._rules import read_usage
-from ..._safe_read import integer
-from ..._stream_state import StreamState, View, fold
+from ..._base import _provider_files
+from ..._base._safe_read import integer
+from ..._model._exceptions import HarnessError
+from ..._reading._rules import read_usage
+from ..._reading._stream_state import StreamState, View, fold
 from ._errors import NAME, _word
 from ._results import USAGE, _diagnose, _error_chunk
 

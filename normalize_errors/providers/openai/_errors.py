@@ -7,11 +7,12 @@ import json
 from dataclasses import replace
 from typing import Any, Final
 
-from ..._exceptions import HarnessError
-from ..._from_exception import SDK as _SDK
-from ..._from_exception import facts_of, message_of, read_exception
-from ..._http_wire import short
-from ..._rules import (
+from ..._base._http_wire import short
+from ..._base._safe_read import field, integer, text_of
+from ..._model._exceptions import HarnessError
+from ..._reading._from_exception import SDK as _SDK
+from ..._reading._from_exception import facts_of, message_of, read_exception
+from ..._reading._rules import (
     Facts,
     Table,
     add_upstream,
@@ -20,8 +21,7 @@ from ..._rules import (
     decide,
     with_stated_status,
 )
-from ..._safe_read import field, integer, text_of
-from ..._tables import load_classes, load_table
+from ..._reading._tables import load_classes, load_table
 from .._routing import declared
 
 NAME: Final = "openai"
@@ -255,7 +255,7 @@ def _adjust(name: str, exc: BaseException, facts: Facts) -> HarnessError | Facts
     """What only the openai SDK's exceptions say: a stream's error, a finish-reason error."""
     if name in ("LengthFinishReasonError", "ContentFilterFinishReasonError"):
         completion = field(exc, "completion")
-        from ._results import diagnose  # a truncated completion is read as a result
+        from ._results import diagnose
 
         found = diagnose(completion, None) if completion is not None else None
         if found is not None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ..._exceptions import HarnessError
-from ..._rules import (
+from ..._base._safe_read import field, member, sequence, text_of
+from ..._model._exceptions import HarnessError
+from ..._reading._rules import (
     Facts,
     StopRow,
     Usage,
@@ -17,8 +18,7 @@ from ..._rules import (
     stop_error,
     tool_call_problem,
 )
-from ..._safe_read import field, member, sequence, text_of
-from ..._wording import finish_failure
+from ..._reading._wording import finish_failure
 from ._errors import NAME, TABLE, _read
 
 # -- results ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """OpenAI's stream protocols, one state machine each: chat (and legacy completions) chunks,
-and Responses events (see ``normalize_errors._stream_state`` for the shared interface).
+and Responses events (see ``normalize_errors._reading._stream_state`` for the shared interface).
 
 * **Chat chunks** end with a ``finish_reason`` on every choice, and ``data: [DONE]``. An
   OpenAI-compatible server may leave out ``[DONE]`` (the finish reason is enough), send a
@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ... import _provider_files
-from ..._exceptions import HarnessError
-from ..._rules import read_usage
-from ..._safe_read import sequence, text_of
-from ..._stream_state import StreamState, View, fold
+from ..._base import _provider_files
+from ..._base._safe_read import sequence, text_of
+from ..._model._exceptions import HarnessError
+from ..._reading._rules import read_usage
+from ..._reading._stream_state import StreamState, View, fold
 from ._errors import NAME
 from ._results import USAGE, _error_event, _from_error_object, diagnose
 

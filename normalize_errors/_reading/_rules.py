@@ -20,10 +20,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
-from . import _envelopes, _stated_limits, _tool_refusals, _walls, _wording
-from ._code_classes import class_for_code
-from ._exceptions import HarnessError, _finite_wait, extend_upstream, lead_upstream
-from ._http_wire import (
+from .._base._http_wire import (
     MAX_MESSAGE,
     html_title,
     parse_duration,
@@ -31,11 +28,14 @@ from ._http_wire import (
     short,
     stainless_retry_count,
 )
-from ._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
+from .._base._patterns import CONTEXT_LIMITS, RETRY_HINT, RULE_ESCAPE, rule_pattern
+from .._base._safe_copy import MAX_INT_BITS
+from .._base._safe_read import field, integer, sequence
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError, _finite_wait, extend_upstream, lead_upstream
+from .._model._registry import code_info, status_code
+from . import _envelopes, _stated_limits, _tool_refusals, _walls, _wording
 from ._readers import extra_rules
-from ._registry import code_info, status_code
-from ._safe_copy import MAX_INT_BITS
-from ._safe_read import field, integer, sequence
 from ._wording import CONTEXT_COUNT, CONTEXT_COUNT_WORDS, CONTEXT_WORDS
 
 __all__ = [

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from . import _provider_files
+from .._base import _provider_files
 from ._rules import LEFT_OUT, Rule, Table, rule
 
 __all__ = [

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._patterns import MAX_MESSAGE, TOOL_NAME_STATED
+from .._base._patterns import MAX_MESSAGE, TOOL_NAME_STATED
 
 __all__ = ["TOOL_CODES", "tool_failure"]
 

@@ -13,8 +13,8 @@ made before.
 
 from __future__ import annotations
 
-from ._redact import MARGIN, MAX_REDACT, REDACTED, _spans, redact, secret_name
-from ._safe_copy import MAX_DEPTH
+from .._base._redact import MARGIN, MAX_REDACT, REDACTED, _spans, redact, secret_name
+from .._base._safe_copy import MAX_DEPTH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -208,9 +208,7 @@ def scrub(value: Any, depth: int = 0) -> Any:
         from ._exceptions import HarnessError
 
         return value if isinstance(value, HarnessError) else _ExceptionCopy(value)
-    from .providers._routing import (
-        provider_of_module,  # the HTTP libraries' roots are declared there
-    )
+    from ..providers._routing import provider_of_module
 
     if provider_of_module(getattr(kind, "__module__", None)) == "http":
         return _http_copy(value, depth)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._patterns import RATE_LIMIT_STATED
+from .._base._patterns import RATE_LIMIT_STATED
 
 __all__ = [
     "context_numbers",

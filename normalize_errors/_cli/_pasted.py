@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .providers._routing import declared, provider_of_module, provider_of_text
+from ..providers._routing import declared, provider_of_module, provider_of_text
 
 __all__ = [
     "FORMS",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
     from weakref import WeakKeyDictionary
 
-    from ._exceptions import HarnessError
+    from .._model._exceptions import HarnessError
     from ._rules import Rule, Table
 
     ExceptionReader: TypeAlias = Callable[[BaseException], "HarnessError | None"]

@@ -52,25 +52,15 @@ import weakref
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Final, TypeVar, cast
 
-from . import _facade
-from ._caller_line import _as_caller
-from ._dropin import dropin_class, make_dropin
-from ._exceptions import HarnessError
-from ._safe_read import described, module_of
-from ._stream_state import MAX_KEPT_TEXT
-from ._wrap_kinds import (
-    APAGER,
-    ASTREAM,
-    AWAIT,
-    DATA,
-    MODEL,
-    PAGE,
-    PLAIN,
-    STREAM,
-    kind_of,
-)
-from .providers import GENERIC, NAMES, PROVIDERS
-from .providers._routing import provider_of_module, provider_of_type
+from .. import _facade
+from .._base._caller_line import _as_caller
+from .._base._safe_read import described, module_of
+from .._model._dropin import dropin_class, make_dropin
+from .._model._exceptions import HarnessError
+from .._reading._stream_state import MAX_KEPT_TEXT
+from ..providers import GENERIC, NAMES, PROVIDERS
+from ..providers._routing import provider_of_module, provider_of_type
+from ._wrap_kinds import APAGER, ASTREAM, AWAIT, DATA, MODEL, PAGE, PLAIN, STREAM, kind_of
 
 __all__ = ["typed_error", "wrap"]
 
@@ -260,7 +250,7 @@ def _judge(reader: str | None) -> Callable[[Any, Any], HarnessError | None]:
     else the SDK's), or, with none, the adapter each result's own type routes to."""
     if reader is None:
         return _by_result
-    from .providers._routing import adapter
+    from ..providers._routing import adapter
 
     judge: Callable[[Any, Any], HarnessError | None] = adapter(reader).diagnose
     return judge
@@ -772,7 +762,7 @@ def _refusal(client: object) -> str:
 
 def _not_an_answer(result: str | bytes, provider: str | None, owner: Any) -> HarnessError:
     """The error for text an SDK's generating call returned (the caller raises it)."""
-    from ._not_answers import not_an_answer, provider_of
+    from .._not_answers import not_an_answer, provider_of
 
     err = not_an_answer(result, provider or provider_of(owner))
     err.result = result

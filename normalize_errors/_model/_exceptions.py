@@ -12,18 +12,18 @@ from __future__ import annotations
 import builtins
 import math
 
+from .._base._redact import redact
+from .._base._safe_copy import Batch, sanitize, utf8_safe
 from ._pickling import _ExceptionCopy, _harness_class, _pickle_state, _restore
 from ._quota import Quota
-from ._redact import redact
 from ._registry import CODE_PATTERN, IANA_TYPE, CodeInfo, code_info
-from ._safe_copy import Batch, sanitize, utf8_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any, ClassVar, Final, TypeVar
 
-    from ._types import Advice, Limit, Location, Origin, StreamSummary
+    from .._base._types import Advice, Limit, Location, Origin, StreamSummary
 
     _E = TypeVar("_E", bound="HarnessError")
 

@@ -26,11 +26,11 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ._envelopes import nested_error  # imported by _rules already: here it costs nothing
-from ._exceptions import HarnessError
-from ._http_wire import body_text, lower_headers, parse_body, short
+from .._base._http_wire import body_text, lower_headers, parse_body, short
+from .._base._safe_read import field, integer, qualname
+from .._model._exceptions import HarnessError
+from ._envelopes import nested_error
 from ._rules import Facts, Table, add_upstream, build, decide
-from ._safe_read import field, integer, qualname
 from ._tables import class_entry
 
 __all__ = [
@@ -205,7 +205,7 @@ def inner_error(status: Any, headers: Any, inner: Any, exception: str) -> Harnes
     """The error of an SDK exception whose body wraps another error (``wrapped_error``):
     the inner body read as ``from_response`` reads it with the response's status and
     headers (the adapter of its shape decides), the SDK's exception kept in ``upstream``."""
-    from ._facade import from_response
+    from .._facade import from_response
 
     err = from_response(status, headers, inner)
     add_upstream(err, {"exception": exception})

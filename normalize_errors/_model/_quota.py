@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 
-from ._redact import redact
-from ._safe_copy import utf8_safe
+from .._base._redact import redact
+from .._base._safe_copy import utf8_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ import threading
 import weakref
 from typing import Any, Final
 
+from .._base._redact import redact
 from ._exceptions import HarnessError
 from ._pickling import _pickle_state, _restore, scrub
-from ._redact import redact
 
 __all__ = ["VENDOR_NAMES", "as_raised", "copy_dropin", "dropin_class", "make_dropin"]
 

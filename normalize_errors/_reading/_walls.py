@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from . import _provider_files
-from ._calendar import (
+from .._base import _provider_files
+from .._base._calendar import (
     PACIFIC,
     Now,
     epoch_of,
@@ -51,10 +51,10 @@ from ._calendar import (
     next_month,
     provider_now,
 )
-from ._http_wire import lower_headers, parse_duration
-from ._patterns import MAX_MESSAGE, MODEL_NAMED, RESET_AMOUNT, RESET_CLOCK, RESET_DATE
-from ._quota import MAX_SECONDS, Quota
-from ._safe_read import sequence
+from .._base._http_wire import lower_headers, parse_duration
+from .._base._patterns import MAX_MESSAGE, MODEL_NAMED, RESET_AMOUNT, RESET_CLOCK, RESET_DATE
+from .._base._safe_read import sequence
+from .._model._quota import MAX_SECONDS, Quota
 from ._stated_limits import rate_limit_found
 from ._wording import BILLING
 

@@ -11,7 +11,7 @@ import weakref
 from enum import Enum
 from typing import Any, Final
 
-from .providers._routing import provider_of_module
+from ..providers._routing import provider_of_module
 
 __all__ = [
     "APAGER",

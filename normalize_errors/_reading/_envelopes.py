@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
-from ._safe_read import integer
+from .._base._safe_read import integer
 
 __all__ = [
     "ENVELOPES",

@@ -24,8 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from ._redact import redact
-from ._safe_read import described
+from .._base._redact import redact
+from .._base._safe_read import described
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "CassetteError", "read"]
 

@@ -40,8 +40,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from . import _provider_files
-from ._patterns import WAIT_IN_WORDS, rule_pattern
+from .._base import _provider_files
+from .._base._patterns import WAIT_IN_WORDS, rule_pattern
 
 if TYPE_CHECKING:
     from ._rules import Facts

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 
-from ._code_classes import class_for_code
-from ._exceptions import HarnessError
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ import json
 import math
 from typing import Any, Final
 
+from .._base._redact import redact
+from .._base._safe_copy import utf8_safe
 from ._code_classes import class_for_code
 from ._exceptions import MAX_CAUSE_DEPTH, MAX_CAUSES, MEMBERS, HarnessError, ProblemFormatError
 from ._quota import Quota
-from ._redact import redact
 from ._registry import CODE_PATTERN, TYPE_URIS
-from ._safe_copy import utf8_safe
 
 __all__ = ["parse", "parse_json"]
 

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast, overload
 
-from ._exceptions import HarnessError
+from .._model._exceptions import HarnessError
 from ._wrap import _not_an_answer, generates, typed_error
 
 __all__ = ["normalized"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ._patterns import CODE
+from .._base._patterns import CODE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._types import Advice, Origin
+    from .._base._types import Advice, Origin
 
 IANA_TYPE: Final = "https://iana.org/assignments/http-problem-types#agent-harness-error"
 """The problem type URI the draft asks IANA to register; used for errors built here."""

@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Final
 
-from .providers import PROVIDERS, Sdk
+from ..providers import PROVIDERS, Sdk
 
 __all__ = ["BASE_URLS", "CALLS", "SDKS", "acall", "call", "http_library"]
 

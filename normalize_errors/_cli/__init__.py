@@ -37,12 +37,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TextIO
 
-from ._code_classes import class_for_code
-from ._exceptions import HarnessError
-from ._readers import BUILTIN_NAMED
-from ._registry import CODES, code_info
-from ._safe_read import qualname
-from .providers import NAMES
+from .._base._safe_read import qualname
+from .._model._code_classes import class_for_code
+from .._model._exceptions import HarnessError
+from .._model._registry import CODES, code_info
+from .._reading._readers import BUILTIN_NAMED
+from ..providers import NAMES
 
 __all__ = ["main", "registry_rows"]
 
@@ -113,7 +113,7 @@ def _refuse(command: str, message: str) -> int:
 
     The message may quote what was typed (a word, a file name): a key typed by mistake is
     redacted."""
-    from ._redact import redact
+    from .._base._redact import redact
 
     sys.stderr.write(f"normalize-errors {command}: {redact(message)}\n")
     return 2
@@ -179,14 +179,14 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
         import yaml  # noqa: F401 - load() reads every cassette with it
 
-        from .replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
+        from ..replay import _DISTRIBUTIONS, _missing_sdk, cassette_paths, load, run
     except ImportError as exc:  # an install without the extra: a refusal, not a traceback
         return _refuse(
             "replay", f"needs the 'replay' extra (pip install 'normalize-errors[replay]'): {exc}"
         )
     prepare = None
     if args.wrapped:
-        from ._wrap import wrap
+        from .._wrapping._wrap import wrap
 
         prepare = wrap
     paths = cassette_paths(args.paths)
@@ -275,7 +275,7 @@ def _width() -> int:
 
 def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
     try:
-        from .replay import catalog
+        from ..replay import catalog
 
         rows = catalog(args.paths)
     except ImportError as exc:  # an install without the extra: a refusal, not a traceback
@@ -313,7 +313,7 @@ def _cassettes(args: argparse.Namespace, out: TextIO) -> int:
     chosen = "" if len(rows) == total else f" of {total}"
     out.write(f"\n{len(rows)}{chosen} cassettes; --json gives each one's call, summary, source")
     if not args.paths:
-        from .replay import shipped
+        from ..replay import shipped
 
         out.write(f"\nin {shipped()}")
     out.write("\n")
@@ -362,7 +362,7 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
         import vcr  # noqa: F401 - record() records with it, imported when it starts
         import yaml  # noqa: F401
 
-        from .testing import record
+        from ..testing import record
     except ImportError as exc:  # an install without the extra: a refusal, not a traceback
         return _refuse(
             "record", f"needs the 'testing' extra (pip install 'normalize-errors[testing]'): {exc}"
@@ -490,7 +490,7 @@ def _answer(
     Raises:
         Unrecognised: nothing a provider sends for a failure is in it (``_recognised``).
     """
-    from ._facade import diagnose, diagnose_stream, from_response
+    from .._facade import diagnose, diagnose_stream, from_response
     from ._pasted import FORMS, Unrecognised, stream_data
 
     if form in ("body", "stream"):
@@ -533,8 +533,8 @@ def _from_traceback(text: str, provider: str | None) -> tuple[HarnessError, str]
     Raises:
         Unrecognised: a traceback, but of no exception an SDK raised.
     """
-    from ._facade import from_response
-    from ._groups import most_telling
+    from .._facade import from_response
+    from .._model._groups import most_telling
     from ._pasted import Unrecognised, answers, count, exceptions, response, sdk_of, traced
 
     printed = exceptions(text)
@@ -566,7 +566,7 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
 
     data = _classify_input(args.file)
     if isinstance(data, str):  # it may quote the argument: a key pasted by mistake is redacted
-        from ._redact import redact
+        from .._base._redact import redact
 
         sys.stderr.write(f"classify: {redact(data)}\n")
         return 2
@@ -601,7 +601,7 @@ def _classify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _corpus(args: argparse.Namespace, out: TextIO) -> int:
-    from . import corpus
+    from .. import corpus
 
     cases = corpus.load()
     if args.provider:

@@ -8,10 +8,10 @@ never raises (``safe_text``).
 
 from __future__ import annotations
 
-from ._code_classes import HarnessInternalError, class_for_code
-from ._exceptions import HarnessError
-from ._http_wire import short
-from ._safe_read import qualname
+from .._base._http_wire import short
+from .._base._safe_read import qualname
+from .._model._code_classes import HarnessInternalError, class_for_code
+from .._model._exceptions import HarnessError
 
 __all__ = ["internal", "safe_text", "stdlib"]
 

@@ -48,7 +48,7 @@ __all__ = [
 
 def folder() -> Path:
     """The folder of the data files: inside the installed package, else the checkout's."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the package (this module is in _base/)
     inside = here / "providers" / "data"
     return inside if inside.is_dir() else here.parent / "providers"
 

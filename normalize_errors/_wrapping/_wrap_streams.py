@@ -26,9 +26,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._exceptions import HarnessError
-from ._http_wire import stream_error, stream_events
-from ._stream_state import StreamState, fold, with_summary
+from .._base._http_wire import stream_error, stream_events
+from .._model._exceptions import HarnessError
+from .._reading._stream_state import StreamState, fold, with_summary
 from ._wrap import _fail, _Options, _Proxy
 
 _LOST: Final = frozenset({"upstream.unavailable", "upstream.timeout"})
@@ -78,7 +78,7 @@ class _Watch:
 
     def provider(self, target: Any) -> str | None:
         """The provider whose stream this is: the one given, the SDK's, else its module's."""
-        from .providers._routing import provider_of_object
+        from ..providers._routing import provider_of_object
 
         owner = self.owner if self.owner is not None else target
         return self.options.reader or provider_of_object(owner)
@@ -89,7 +89,7 @@ class _Watch:
         options = self.options
         state: StreamState | None = None
         if options.generating:
-            from .providers._routing import adapter, provider_of_object
+            from ..providers._routing import adapter, provider_of_object
 
             name = self.provider(target) or provider_of_object(chunk)
             if name is not None:  # every adapter's stream_state takes any first chunk
@@ -167,7 +167,7 @@ class _Watch:
         ``from_response`` reads it in a 2xx stream."""
         if self.frame is None:
             return None
-        from ._facade import from_response
+        from .._facade import from_response
 
         headers = {"content-type": "text/event-stream"}
         err = from_response(200, headers, self.frame, provider=self.options.provider)
@@ -180,7 +180,7 @@ class _Watch:
         err = self.frame_error()
         if err is not None or not self.passed:
             return err
-        from .providers._routing import adapter, provider_of_stream
+        from ..providers._routing import adapter, provider_of_stream
 
         events = stream_events("".join(_sse(data) for data in self.passed))
         name = self.provider(target) or provider_of_stream(events)
@@ -219,7 +219,7 @@ class _Watch:
         no answer and no error (an empty body, a bare ``[DONE]``, events the SDK skips and that
         state no stop reason). Retryable, as the registry says: a gateway or proxy that cut
         the stream before its first event is the usual cause."""
-        from ._code_classes import class_for_code
+        from .._model._code_classes import class_for_code
 
         where = self.provider(target) or "upstream"
         skipped = sum(data.strip() != "[DONE]" for data in self.passed or ())

@@ -1,0 +1,2 @@
+"""Reading a failure: facts, the provider tables and the one reading order (``_rules.classify``),
+the families of wording, hints and walls, the stream state machines' interface."""
