@@ -324,7 +324,8 @@ def test_each_terminal_event_a_file_names_ends_its_stream() -> None:
         for entry in tomllib.loads(path.read_text("utf-8")).get("streams", ()):
             for name in entry.get("terminal_events", ()):
                 state = machines[(path.stem, entry["api"])]()
-                ping: dict[str, Any] = {"ping": {}} if entry["api"] == "converse" else {"type": "ping"}
+                converse = entry["api"] == "converse"
+                ping: dict[str, Any] = {"ping": {}} if converse else {"type": "ping"}
                 state.feed(ping)
                 assert not state.terminal
                 state.feed(_terminal_event(entry["api"], name))

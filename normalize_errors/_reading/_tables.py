@@ -22,6 +22,8 @@ __all__ = [
     "class_entry",
     "leaving_out",
     "load_classes",
+    "load_codes",
+    "load_rows",
     "load_table",
     "owners_of",
 ]
