@@ -16,6 +16,7 @@ classes), with a short list of allowed places, each with its reason.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -243,7 +244,9 @@ def test_a_provider_added_to_the_registry_is_known_everywhere(tmp_path: Path) ->
     assert "novasdk" in found["roots"]
     assert found["nova_error"] == "openai"
     assert found["acme_error"] == "upstream.unavailable"  # read by the acme adapter
-    assert (found["cassettes_acme"], found["cassettes_acmx"]) == (0, 2)  # 2: a refusal
+    # 2: a refusal; without PyYAML (CI's no-SDK environment) `cassettes` refuses both, naming it
+    listed = 0 if importlib.util.find_spec("yaml") is not None else 2
+    assert (found["cassettes_acme"], found["cassettes_acmx"]) == (listed, 2)
     assert found["wrap_acme"] == ["output.truncated", "acme"]
     assert found["wrap_nova"] == ["output.truncated", "openai"]
 
