@@ -181,7 +181,6 @@ def test_a_call_waits_for_the_reset_within_the_bound(
     client = gpt(ledger)
     slept: list[float] = []
     with Faults() as faults:
-
         mine = threading.get_ident()
         real_sleep = time.sleep
 
